@@ -1,0 +1,72 @@
+# sysHAX top-level build.
+#
+# Each part of the tree adds itself through a fragment (<dir>/<name>.mk),
+# included below; a fragment appends its outputs to ALL, its host test
+# targets to CHECKS, its installed files to INSTALLS, and the binaries the
+# VM suite needs to VM_BINS.
+#
+#   make              userspace (library, daemon, tools, tests)
+#   make kmod         syshax.ko against KDIR (C=1 runs sparse)
+#   make check        host tests
+#   make check-aarch64  Arm kernels under qemu-aarch64-static
+#   make vm-check     module tests in a QEMU guest running Debian's kernel
+#   make test         everything CI runs
+
+PREFIX	?= /usr/local
+DESTDIR	?=
+CC	?= cc
+AR	?= ar
+PKG_CONFIG ?= pkg-config
+B	:= build
+
+CFLAGS	?= -O2 -g
+WARN	:= -Wall -Wextra -Werror
+# Flags every userspace object is built with; fragments add their own.
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -I$(CURDIR)/uapi $(CFLAGS)
+# make SAN=1: the sanitizer test build.
+ifeq ($(SAN),1)
+BASE_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+B := build-san
+endif
+
+# Kernel headers: the running kernel's, else the newest Debian amd64 ones.
+KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
+		    $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
+
+ALL	:=
+CHECKS	:=
+INSTALLS :=
+VM_BINS	:=
+
+.PHONY: all kmod kmod-clean check check-aarch64 vm-check test install clean
+all:
+
+include $(sort $(wildcard */*.mk tests/*/*.mk))
+
+all: $(ALL)
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS_$(firstword $(subst /, ,$*))) -MMD -MP -c -o $@ $<
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+kmod:
+	@test -d "$(KDIR)" || { echo "no kernel headers (KDIR=$(KDIR)): apt-get install linux-headers-amd64" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+kmod-clean:
+	@test -d "$(KDIR)" && $(MAKE) -C $(KDIR) M=$(CURDIR) clean || true
+
+check: $(CHECKS)
+
+vm-check: kmod $(VM_BINS)
+	tests/vm/run-vm.sh $(CURDIR)/syshax.ko $(VM_BINS)
+
+test: check check-aarch64 vm-check
+
+install: $(INSTALLS)
+
+clean: kmod-clean
+	rm -rf build build-san
