@@ -3,7 +3,8 @@
 # Each part of the tree adds itself through a fragment (<dir>/<name>.mk),
 # included below; a fragment appends its outputs to ALL, its host test
 # targets to CHECKS, its installed files to INSTALLS, and the binaries the
-# VM suite needs to VM_BINS.
+# VM suite runs to VM_BINS, and other files the guest needs (a daemon, a
+# helper program) to VM_FILES.
 #
 #   make              userspace (library, daemon, tools, tests)
 #   make kmod         syshax.ko against KDIR (C=1 runs sparse)
@@ -38,6 +39,7 @@ ALL	:=
 CHECKS	:=
 INSTALLS :=
 VM_BINS	:=
+VM_FILES :=
 
 .PHONY: all kmod kmod-clean check check-aarch64 vm-check test install clean
 all:
@@ -61,8 +63,8 @@ kmod-clean:
 
 check: $(CHECKS)
 
-vm-check: kmod $(VM_BINS)
-	tests/vm/run-vm.sh $(CURDIR)/syshax.ko $(VM_BINS)
+vm-check: kmod $(VM_BINS) $(VM_FILES)
+	VM_FILES="$(VM_FILES)" tests/vm/run-vm.sh $(CURDIR)/syshax.ko $(VM_BINS)
 
 test: check check-aarch64 vm-check
 
