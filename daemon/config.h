@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syshaxd configuration: built-in defaults, then /etc/syshax/syshaxd.conf
+ * (or --config FILE), then the command line, each overriding the one before.
+ */
+#ifndef SHXD_CONFIG_H
+#define SHXD_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#define SHXD_CONFIG_FILE	"/etc/syshax/syshaxd.conf"
+
+enum shxd_mode {
+	SHXD_MODE_AUTO,		/* engine on /dev/syshax, else broker + engines */
+	SHXD_MODE_NO_ENGINE,	/* broker only */
+	SHXD_MODE_ENGINE_ONLY,	/* engine only, against the module or a broker */
+};
+
+struct shxd_config {
+	enum shxd_mode mode;
+	bool foreground;
+	/* Broker socket; empty: the library's default for this user. An
+	 * engine-only daemon connects here when it is set. */
+	char socket[PATH_MAX];
+	unsigned int max_jobs_ctx;	/* queued jobs per client context */
+	unsigned int max_jobs_global;	/* queued jobs in all */
+	unsigned long long max_pinned_mb;	/* all buffers; 0: half of RAM */
+	unsigned int engine_threads;
+	int node;			/* NUMA node of the engines, -1: any */
+	/* Environment knobs users already set; recorded and reported, used
+	 * once the compute ops land (they size and pin the worker pools). */
+	unsigned int omp_num_threads;	/* 0: unset */
+	char cpu_affinity[256];		/* CUSTOM_CPU_AFFINITY, "" unset */
+};
+
+/* What shxd_config_parse() asks main to do. */
+enum shxd_parse_result {
+	SHXD_RUN,
+	SHXD_EXIT_OK,		/* --help or --version was printed */
+};
+
+void shxd_config_defaults(struct shxd_config *cfg);
+
+/* Sets one key (as spelled in the file) from its text value: 0, -ENOENT for
+ * an unknown key, -EINVAL or -ERANGE for a bad value. */
+int shxd_config_set(struct shxd_config *cfg, const char *key,
+		    const char *value);
+
+/* Reads "key = value" lines ('#' starts a comment). Returns 0, -errno from
+ * fopen, or the shxd_config_set() error of the first bad line, whose
+ * number goes to *line. */
+int shxd_config_load(struct shxd_config *cfg, const char *path, int *line);
+
+/* Reads the environment knobs (OMP_NUM_THREADS, CUSTOM_CPU_AFFINITY). */
+int shxd_config_env(struct shxd_config *cfg);
+
+/* The whole command line: defaults, the config file, the environment,
+ * then the options. Messages go to err. Returns SHXD_RUN, SHXD_EXIT_OK or
+ * -EINVAL (usage error, already reported). */
+int shxd_config_parse(struct shxd_config *cfg, int argc, char **argv,
+		      FILE *out, FILE *err);
+
+#endif /* SHXD_CONFIG_H */

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+/* The job engine loop over libsyshax-rt's engine calls. */
+#include "engine.h"
+
+#include <errno.h>
+#include <numa.h>
+#include <string.h>
+#include <time.h>
+
+#include "exec.h"
+#include "log.h"
+
+#define FETCH_TIMEOUT_NS	100000000LL	/* how often *stop is checked */
+#define CONNECT_RETRY_NS	20000000L
+
+/* The buffers one batch references, each mapped once. */
+struct batch_maps {
+	struct shxd_mapping m[SHXD_ENGINE_BATCH * SYSHAX_JOB_MAX_REFS];
+	unsigned int nr;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int batch_map(struct syshax *sh, struct batch_maps *bm, uint64_t id,
+		     const struct shxd_mapping **out)
+{
+	struct shxd_mapping *m;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < bm->nr; i++) {
+		if (bm->m[i].id == id) {
+			*out = &bm->m[i];
+			return 0;
+		}
+	}
+	m = &bm->m[bm->nr];
+	ret = syshax_engine_map(sh, id, &m->addr, &m->size);
+	if (ret)
+		return ret;
+	m->id = id;
+	bm->nr++;
+	*out = m;
+	return 0;
+}
+
+/* Unmapping before completing: once a client sees its completion, nothing
+ * of the engine's holds the buffer's memory any more. */
+static void batch_unmap(struct syshax *sh, struct batch_maps *bm)
+{
+	unsigned int i;
+
+	for (i = 0; i < bm->nr; i++) {
+		int ret = syshax_engine_unmap(sh, bm->m[i].addr, bm->m[i].size);
+
+		if (ret)
+			shxd_log(LOG_WARNING, "engine: unmap of buffer %llu: %s",
+				 (unsigned long long)bm->m[i].id,
+				 syshax_strerror(ret));
+	}
+	bm->nr = 0;
+}
+
+static void run_job(struct syshax *sh, struct batch_maps *bm,
+		    const struct syshax_engine_job *ej,
+		    struct syshax_engine_cpl *cpl)
+{
+	const struct shxd_mapping *maps[SYSHAX_JOB_MAX_REFS];
+	const struct syshax_job *job = &ej->job;
+	uint64_t t0 = now_ns();
+	unsigned int i;
+	int status = 0;
+
+	memset(cpl, 0, sizeof(*cpl));
+	cpl->token = ej->token;
+	if (job->nr_refs > SYSHAX_JOB_MAX_REFS)
+		status = -EINVAL;
+	for (i = 0; !status && i < job->nr_refs; i++)
+		status = batch_map(sh, bm, job->refs[i].buf, &maps[i]);
+	if (!status)
+		status = shxd_exec(job, maps, &cpl->result);
+	cpl->status = status;
+	cpl->exec_ns = now_ns() - t0;
+}
+
+static int open_backend(const struct shxd_engine_conf *conf,
+			volatile sig_atomic_t *stop, struct syshax **sh)
+{
+	struct syshax_open_opts opts = {
+		.backend = conf->backend,
+		.path = conf->path,
+	};
+	uint64_t deadline = now_ns() + conf->connect_ms * 1000000ULL;
+	const struct timespec pause = { 0, CONNECT_RETRY_NS };
+	int ret;
+
+	for (;;) {
+		ret = syshax_open(sh, &opts);
+		/* The broker may still be starting: its socket is missing or
+		 * not listening yet. */
+		if ((ret != -ENOENT && ret != -ECONNREFUSED) || *stop ||
+		    now_ns() >= deadline)
+			return ret;
+		nanosleep(&pause, NULL);
+	}
+}
+
+static int serve(struct syshax *sh, volatile sig_atomic_t *stop,
+		 unsigned long long *served)
+{
+	static _Thread_local struct syshax_engine_job jobs[SHXD_ENGINE_BATCH];
+	static _Thread_local struct syshax_engine_cpl cpls[SHXD_ENGINE_BATCH];
+	static _Thread_local struct batch_maps bm;
+
+	while (!*stop) {
+		int i, n, done;
+
+		n = syshax_engine_fetch(sh, jobs, SHXD_ENGINE_BATCH,
+					FETCH_TIMEOUT_NS);
+		if (n == -ETIMEDOUT || n == -EINTR)
+			continue;
+		if (n < 0)	/* a broker going away as we stop is no error */
+			return *stop ? 0 : n;
+		for (i = 0; i < n; i++)
+			run_job(sh, &bm, &jobs[i], &cpls[i]);
+		batch_unmap(sh, &bm);
+		for (done = 0; done < n;) {
+			int ret = syshax_engine_complete(sh, cpls + done,
+							 (unsigned int)(n - done));
+
+			if (ret <= 0)
+				return *stop ? 0 : ret < 0 ? ret : -EIO;
+			done += ret;
+		}
+		*served += (unsigned long long)n;
+	}
+	return 0;
+}
+
+int shxd_engine_run(const struct shxd_engine_conf *conf,
+		    volatile sig_atomic_t *stop)
+{
+	unsigned long long served = 0;
+	struct syshax *sh;
+	int ret;
+
+	if (conf->node >= 0 && numa_available() >= 0 &&
+	    numa_run_on_node(conf->node))
+		shxd_log(LOG_WARNING, "engine: cannot run on node %d",
+			 conf->node);
+	ret = open_backend(conf, stop, &sh);
+	if (ret) {
+		shxd_log(LOG_ERR, "engine: open %s: %s",
+			 conf->path ? conf->path : "(auto)",
+			 syshax_strerror(ret));
+		return ret;
+	}
+	ret = syshax_engine_attach(sh, conf->node);
+	if (ret) {
+		shxd_log(LOG_ERR, "engine: attach: %s", syshax_strerror(ret));
+		syshax_close(sh);
+		return ret;
+	}
+	shxd_log(LOG_INFO, "engine: attached to the %s backend%s%s",
+		 syshax_backend(sh) == SYSHAX_BACKEND_KERNEL ? "kernel" :
+		 "userspace", conf->path ? " at " : "",
+		 conf->path ? conf->path : "");
+	ret = serve(sh, stop, &served);
+	if (ret)
+		shxd_log(LOG_ERR, "engine: %s after %llu jobs",
+			 syshax_strerror(ret), served);
+	else
+		shxd_log(LOG_INFO, "engine: stopped after %llu jobs", served);
+	syshax_close(sh);
+	return ret;
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * syshaxd: the sysHAX daemon. With /dev/syshax it is an engine for the
+ * module; without, it is the userspace broker plus engine threads that
+ * connect to it through libsyshax-rt, as any engine would.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "config.h"
+#include "engine.h"
+#include "log.h"
+
+#define SYSHAX_DEV		"/dev/syshax"
+#define ENGINE_CONNECT_MS	5000
+
+static volatile sig_atomic_t g_stop;
+
+struct engine_thread {
+	pthread_t tid;
+	struct shxd_engine_conf conf;
+	int ret;
+	bool started;
+	bool fatal;	/* an engine error ends the daemon */
+};
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+static int setup_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: waits end with EINTR */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL))
+		return -errno;
+	/* A peer closing its socket must be an error return, not a kill. */
+	sa.sa_handler = SIG_IGN;
+	return sigaction(SIGPIPE, &sa, NULL) ? -errno : 0;
+}
+
+static void *engine_main(void *arg)
+{
+	struct engine_thread *t = arg;
+
+	t->ret = shxd_engine_run(&t->conf, &g_stop);
+	if (t->ret && t->fatal)
+		g_stop = 1;
+	return NULL;
+}
+
+static int start_engines(struct engine_thread *t, unsigned int n,
+			 const struct shxd_engine_conf *conf, bool fatal)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		int ret;
+
+		t[i].conf = *conf;
+		t[i].fatal = fatal;
+		ret = pthread_create(&t[i].tid, NULL, engine_main, &t[i]);
+		if (ret) {
+			shxd_log(LOG_ERR, "engine thread: %s", strerror(ret));
+			return -ret;
+		}
+		t[i].started = true;
+	}
+	return 0;
+}
+
+/* Returns the first engine error, 0 when all stopped cleanly. */
+static int join_engines(struct engine_thread *t, unsigned int n)
+{
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!t[i].started)
+			continue;
+		pthread_join(t[i].tid, NULL);
+		if (t[i].ret && !ret)
+			ret = t[i].ret;
+	}
+	return ret;
+}
+
+/* Engines only: against the module, or a broker at cfg->socket. */
+static int run_engines(const struct shxd_config *cfg, struct engine_thread *t,
+		       enum syshax_backend backend, const char *path)
+{
+	struct shxd_engine_conf ec = {
+		.backend = backend,
+		.path = path,
+		.node = cfg->node,
+		.connect_ms = ENGINE_CONNECT_MS,
+	};
+	int ret = start_engines(t, cfg->engine_threads, &ec, true);
+	int eret;
+
+	if (ret)
+		g_stop = 1;
+	eret = join_engines(t, cfg->engine_threads);
+	return ret ? ret : eret;
+}
+
+/* The userspace broker in this thread, engine threads unless no_engine. */
+static int run_broker(const struct shxd_config *cfg, struct engine_thread *t,
+		      bool engines)
+{
+	struct shxd_broker_conf bc = {
+		.socket_path = cfg->socket[0] ? cfg->socket : NULL,
+		.max_jobs_ctx = cfg->max_jobs_ctx,
+		.max_jobs_global = cfg->max_jobs_global,
+		.max_pinned_bytes = cfg->max_pinned_mb << 20,
+		.engine_gid = (gid_t)-1,
+	};
+	unsigned int n = engines ? cfg->engine_threads : 0;
+	char path[sizeof(cfg->socket)];
+	struct shxd_broker *b;
+	int ret, eret;
+
+	ret = shxd_broker_create(&bc, &b);
+	if (ret) {
+		shxd_log(LOG_ERR, "broker: %s: %s",
+			 bc.socket_path ? bc.socket_path : "(default socket)",
+			 strerror(-ret));
+		return ret;
+	}
+	/* Engines may still be connecting when b is gone. */
+	snprintf(path, sizeof(path), "%s", shxd_broker_path(b));
+	shxd_log(LOG_INFO, "broker listening on %s (%u engine threads)",
+		 path, n);
+	if (n) {
+		struct shxd_engine_conf ec = {
+			.backend = SYSHAX_BACKEND_DAEMON,
+			.path = path,
+			.node = cfg->node,
+			.connect_ms = ENGINE_CONNECT_MS,
+		};
+
+		ret = start_engines(t, n, &ec, false);
+	}
+	if (!ret)
+		ret = shxd_broker_run(b, &g_stop);
+	if (ret)
+		shxd_log(LOG_ERR, "broker: %s", strerror(-ret));
+	/* Closing every connection ends the engines' parked fetches. */
+	g_stop = 1;
+	shxd_broker_destroy(b);
+	eret = join_engines(t, n);
+	return ret ? ret : eret;
+}
+
+int main(int argc, char **argv)
+{
+	struct shxd_config cfg;
+	struct engine_thread *threads;
+	enum shxd_mode mode;
+	int ret;
+
+	ret = shxd_config_parse(&cfg, argc, argv, stdout, stderr);
+	if (ret < 0)
+		return 2;
+	if (ret == SHXD_EXIT_OK)
+		return 0;
+	if (!cfg.foreground && daemon(0, 0)) {
+		perror("syshaxd: daemon");
+		return 1;
+	}
+	shxd_log_init(cfg.foreground);
+	ret = setup_signals();
+	if (ret) {
+		shxd_log(LOG_ERR, "signals: %s", strerror(-ret));
+		return 1;
+	}
+	if (cfg.omp_num_threads || cfg.cpu_affinity[0])
+		shxd_log(LOG_INFO,
+			 "OMP_NUM_THREADS=%u CUSTOM_CPU_AFFINITY=%s noted; "
+			 "no compute op uses them yet",
+			 cfg.omp_num_threads, cfg.cpu_affinity);
+
+	threads = calloc(cfg.engine_threads, sizeof(*threads));
+	if (!threads) {
+		shxd_log(LOG_ERR, "out of memory");
+		return 1;
+	}
+	mode = cfg.mode;
+	if (mode == SHXD_MODE_AUTO && access(SYSHAX_DEV, F_OK) == 0)
+		mode = SHXD_MODE_ENGINE_ONLY;
+	if (mode == SHXD_MODE_ENGINE_ONLY)
+		/* An explicit socket names a broker; else the library picks
+		 * ($SYSHAX_DEVICE, /dev/syshax, the default socket). */
+		ret = cfg.socket[0] ?
+		      run_engines(&cfg, threads, SYSHAX_BACKEND_DAEMON,
+				  cfg.socket) :
+		      run_engines(&cfg, threads, SYSHAX_BACKEND_AUTO, NULL);
+	else
+		ret = run_broker(&cfg, threads, mode == SHXD_MODE_AUTO);
+	free(threads);
+	shxd_log(LOG_INFO, "exiting%s", ret ? " on error" : "");
+	return ret ? 1 : 0;
+}
