@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Buffer objects: physically contiguous chunks allocated on a NUMA node, or
+ * user pages pinned long-term; their accounting, their handles in each open
+ * file, their global ids, and mmap.
+ *
+ * Allocated buffers are mapped by inserting their struct pages, never raw
+ * PFNs, so get_user_pages works on the mapping: CUDA (cudaHostRegister),
+ * Ascend (aclrtHostRegister), VFIO type1 and RDMA (ibv_reg_mr) all pin host
+ * memory that way.
+ */
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+
+#include "compat.h"
+#include "syshax_priv.h"
+
+/* Global id -> buffer; an entry stays until the buffer's release. */
+static DEFINE_XARRAY_ALLOC1(syshax_bufs);
+static u32 syshax_next_id;
+
+#define SYSHAX_CHUNK_ORDER	(SYSHAX_CHUNK_SHIFT - PAGE_SHIFT)
+/* Pages pinned per pin_user_pages_fast() call, and inserted per batch. */
+#define SYSHAX_PAGE_BATCH	64
+/* Longest merged run of registered pages: an sg entry's length is 32 bits. */
+#define SYSHAX_MAX_RUN		((1U << 30) >> PAGE_SHIFT)
+/* Bits of the mmap page offset that address pages inside a buffer. */
+#define SYSHAX_PGOFF_BITS	(SYSHAX_MMAP_SHIFT - PAGE_SHIFT)
+
+static struct syshax_buf *syshax_buf_new(u32 kind, u64 size)
+{
+	struct syshax_buf *buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+
+	if (!buf)
+		return NULL;
+	kref_init(&buf->ref);
+	buf->kind = kind;
+	buf->size = size;
+	buf->node = NUMA_NO_NODE;
+	buf->mm = current->mm;
+	mmgrab(buf->mm);
+	return buf;
+}
+
+/*
+ * Charges pages to the module-wide cap and, unless the caller has
+ * CAP_IPC_LOCK, to its RLIMIT_MEMLOCK through mm->pinned_vm (as RDMA does:
+ * an atomic, so the uncharge needs no mmap lock). Both fail with -ENOMEM.
+ */
+static int syshax_charge(struct syshax_buf *buf, unsigned long pages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	int ret;
+
+	ret = syshax_stats_charge((u64)pages << PAGE_SHIFT);
+	if (ret)
+		return ret;
+	if (atomic64_add_return(pages, &buf->mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(pages, &buf->mm->pinned_vm);
+		syshax_stats_uncharge((u64)pages << PAGE_SHIFT);
+		return -ENOMEM;
+	}
+	buf->charged_pages += pages;
+	return 0;
+}
+
+static void syshax_uncharge(struct syshax_buf *buf, unsigned long pages)
+{
+	atomic64_sub(pages, &buf->mm->pinned_vm);
+	syshax_stats_uncharge((u64)pages << PAGE_SHIFT);
+	buf->charged_pages -= pages;
+}
+
+/* Appends a run of pages, merging it with the last chunk when contiguous. */
+static int syshax_buf_add(struct syshax_buf *buf, struct page *page,
+			  unsigned int nr_pages, unsigned int *cap)
+{
+	struct syshax_chunk *last = buf->nr_chunks ?
+				    &buf->chunks[buf->nr_chunks - 1] : NULL;
+	int nid = page_to_nid(page);
+
+	if (last && last->nid == nid && buf->kind == SYSHAX_BUF_KIND_REGISTERED &&
+	    last->nr_pages + nr_pages <= SYSHAX_MAX_RUN &&
+	    page_to_pfn(last->page) + last->nr_pages == page_to_pfn(page)) {
+		last->nr_pages += nr_pages;
+		return 0;
+	}
+	if (buf->nr_chunks == *cap) {
+		unsigned int ncap = *cap ? *cap * 2 : 16;
+		struct syshax_chunk *n;
+
+		n = kvmalloc_array(ncap, sizeof(*n), GFP_KERNEL);
+		if (!n)
+			return -ENOMEM;
+		if (buf->nr_chunks)
+			memcpy(n, buf->chunks, buf->nr_chunks * sizeof(*n));
+		kvfree(buf->chunks);
+		buf->chunks = n;
+		*cap = ncap;
+	}
+	buf->chunks[buf->nr_chunks++] = (struct syshax_chunk){
+		.page = page, .nr_pages = nr_pages, .nid = nid,
+	};
+	return 0;
+}
+
+/* Frees or unpins the chunks, returns the charge and frees the object. */
+static void syshax_buf_destroy(struct syshax_buf *buf)
+{
+	unsigned int i;
+
+	for (i = 0; i < buf->nr_chunks; i++) {
+		struct syshax_chunk *c = &buf->chunks[i];
+
+		if (buf->kind == SYSHAX_BUF_KIND_ALLOC)
+			__free_pages(c->page, ilog2(c->nr_pages));
+		else
+			unpin_user_page_range_dirty_lock(c->page, c->nr_pages,
+							 true);
+	}
+	syshax_uncharge(buf, buf->charged_pages);
+	mmdrop(buf->mm);
+	kvfree(buf->chunks);
+	kfree(buf);
+}
+
+/* Gives a fully built buffer its global id and counts it. */
+static int syshax_buf_publish(struct syshax_buf *buf)
+{
+	int ret;
+
+	ret = xa_alloc_cyclic(&syshax_bufs, &buf->id, buf,
+			      XA_LIMIT(1, SYSHAX_MAX_HANDLE), &syshax_next_id,
+			      GFP_KERNEL);
+	if (ret < 0)
+		return ret == -EBUSY ? -ENOSPC : ret;
+	syshax_stats_buf(buf, true);
+	return 0;
+}
+
+static void syshax_buf_release(struct kref *ref)
+{
+	struct syshax_buf *buf = container_of(ref, struct syshax_buf, ref);
+
+	xa_erase(&syshax_bufs, buf->id);
+	syshax_stats_buf(buf, false);
+	syshax_buf_destroy(buf);
+}
+
+void syshax_buf_get(struct syshax_buf *buf)
+{
+	kref_get(&buf->ref);
+}
+
+void syshax_buf_put(struct syshax_buf *buf)
+{
+	kref_put(&buf->ref, syshax_buf_release);
+}
+
+static bool syshax_size_ok(u64 size)
+{
+	return size && size <= SYSHAX_MAX_BUF_SIZE;
+}
+
+/*
+ * One piece of at most 2^*order pages: on the node first, then (when
+ * allowed) anywhere; at smaller orders only when allowed.
+ */
+static struct page *syshax_alloc_piece(int nid, u32 flags, unsigned int *order)
+{
+	const gfp_t gfp = GFP_KERNEL | __GFP_COMP | __GFP_NOWARN | __GFP_ZERO;
+	unsigned int min_order = flags & SYSHAX_BUF_ALLOW_SMALL ? 0 : *order;
+	int passes = flags & SYSHAX_BUF_ALLOW_REMOTE ? 2 : 1;
+	unsigned int o;
+	int pass;
+
+	for (pass = 0; pass < passes; pass++) {
+		for (o = *order + 1; o-- > min_order;) {
+			struct page *page;
+
+			page = alloc_pages_node(nid, pass ? gfp :
+						gfp | __GFP_THISNODE, o);
+			if (page) {
+				*order = o;
+				return page;
+			}
+		}
+	}
+	return NULL;
+}
+
+struct syshax_buf *syshax_buf_alloc(u64 size, int node, u32 flags)
+{
+	struct syshax_buf *buf;
+	unsigned long pages, done = 0;
+	unsigned int cap = 0;
+	int nid, ret;
+
+	if (!syshax_size_ok(size))
+		return ERR_PTR(-EINVAL);
+	if (node < NUMA_NO_NODE || node >= (int)nr_node_ids ||
+	    (node >= 0 && !node_state(node, N_MEMORY)))
+		return ERR_PTR(-EINVAL);
+	size = PAGE_ALIGN(size);
+	if (size > syshax_max_pinned())
+		return ERR_PTR(-ENOMEM);
+	nid = node < 0 ? numa_mem_id() : node;
+	pages = size >> PAGE_SHIFT;
+
+	buf = syshax_buf_new(SYSHAX_BUF_KIND_ALLOC, size);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	buf->node = node;
+	buf->flags = flags;
+	while (done < pages) {
+		unsigned int order = min_t(unsigned int, SYSHAX_CHUNK_ORDER,
+					   get_order((pages - done) << PAGE_SHIFT));
+		struct page *page;
+
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto err;
+		}
+		page = syshax_alloc_piece(nid, flags, &order);
+		if (!page) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		ret = syshax_charge(buf, 1UL << order);
+		if (!ret)
+			ret = syshax_buf_add(buf, page, 1U << order, &cap);
+		if (ret) {
+			__free_pages(page, order);
+			goto err;
+		}
+		done += 1UL << order;
+	}
+	ret = syshax_buf_publish(buf);
+	if (ret)
+		goto err;
+	return buf;
+
+err:
+	syshax_buf_destroy(buf);
+	return ERR_PTR(ret);
+}
+
+struct syshax_buf *syshax_buf_register(u64 addr, u64 size)
+{
+	struct page *batch[SYSHAX_PAGE_BATCH];
+	struct syshax_buf *buf;
+	unsigned long pages, done = 0;
+	unsigned int cap = 0;
+	int ret;
+
+	if (!syshax_size_ok(size) || (addr | size) & ~PAGE_MASK ||
+	    addr + size < addr)
+		return ERR_PTR(-EINVAL);
+	if (size > syshax_max_pinned())
+		return ERR_PTR(-ENOMEM);
+	pages = size >> PAGE_SHIFT;
+
+	buf = syshax_buf_new(SYSHAX_BUF_KIND_REGISTERED, size);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	while (done < pages) {
+		int n = min_t(unsigned long, pages - done, SYSHAX_PAGE_BATCH);
+		int got, i;
+
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto err;
+		}
+		ret = syshax_charge(buf, n);
+		if (ret)
+			goto err;
+		got = pin_user_pages_fast(addr + (done << PAGE_SHIFT), n,
+					  FOLL_WRITE | FOLL_LONGTERM, batch);
+		if (got < n)
+			syshax_uncharge(buf, n - max(got, 0));
+		if (got <= 0) {
+			ret = got ? got : -EFAULT;
+			goto err;
+		}
+		for (i = 0; i < got; i++) {
+			ret = syshax_buf_add(buf, batch[i], 1, &cap);
+			if (ret) {
+				unpin_user_pages(batch + i, got - i);
+				syshax_uncharge(buf, got - i);
+				goto err;
+			}
+		}
+		done += got;
+	}
+	ret = syshax_buf_publish(buf);
+	if (ret)
+		goto err;
+	return buf;
+
+err:
+	syshax_buf_destroy(buf);
+	return ERR_PTR(ret);
+}
+
+u64 syshax_handle_mmap_offset(u32 handle)
+{
+	return (u64)handle << SYSHAX_MMAP_SHIFT;
+}
+
+struct syshax_buf *syshax_buf_get_handle(struct syshax_ctx *ctx, u64 handle,
+					 u32 *access)
+{
+	struct syshax_buf *buf;
+
+	if (!handle || handle > SYSHAX_MAX_HANDLE)
+		return ERR_PTR(-EBADF);
+	xa_lock(&ctx->handles);
+	buf = xa_load(&ctx->handles, handle);
+	if (buf)
+		syshax_buf_get(buf);
+	xa_unlock(&ctx->handles);
+	if (!buf)
+		return ERR_PTR(-EBADF);
+	/* Every handle grants both today: buffers are mapped read-write. */
+	if (access)
+		*access = SYSHAX_ACCESS_RW;
+	return buf;
+}
+
+struct syshax_buf *syshax_buf_get_id(u64 id)
+{
+	struct syshax_buf *buf;
+
+	if (!id || id > SYSHAX_MAX_HANDLE)
+		return ERR_PTR(-EBADF);
+	xa_lock(&syshax_bufs);
+	buf = xa_load(&syshax_bufs, id);
+	/* A buffer whose last reference is going stays listed until freed. */
+	if (buf && !kref_get_unless_zero(&buf->ref))
+		buf = NULL;
+	xa_unlock(&syshax_bufs);
+	return buf ? buf : ERR_PTR(-EBADF);
+}
+
+int syshax_ctx_install_buf(struct syshax_ctx *ctx, struct syshax_buf *buf,
+			   u32 *handle, u64 *mmap_offset)
+{
+	int ret;
+
+	syshax_buf_get(buf);
+	ret = xa_alloc(&ctx->handles, handle, buf,
+		       XA_LIMIT(1, SYSHAX_MAX_HANDLE), GFP_KERNEL);
+	if (ret) {
+		syshax_buf_put(buf);
+		return ret == -EBUSY ? -ENOSPC : ret;
+	}
+	*mmap_offset = syshax_handle_mmap_offset(*handle);
+	return 0;
+}
+
+int syshax_ctx_free_handle(struct syshax_ctx *ctx, u32 handle)
+{
+	struct syshax_buf *buf;
+
+	if (!handle || handle > SYSHAX_MAX_HANDLE)
+		return -EBADF;
+	buf = xa_erase(&ctx->handles, handle);
+	if (!buf)
+		return -EBADF;
+	syshax_buf_put(buf);
+	return 0;
+}
+
+void syshax_ctx_release_bufs(struct syshax_ctx *ctx)
+{
+	struct syshax_buf *buf;
+	unsigned long handle;
+
+	xa_for_each(&ctx->handles, handle, buf)
+		syshax_buf_put(buf);
+	xa_destroy(&ctx->handles);
+}
+
+void syshax_buf_node_bytes(const struct syshax_buf *buf,
+			   u64 node_bytes[SYSHAX_MAX_NODES])
+{
+	unsigned int i;
+
+	memset(node_bytes, 0, SYSHAX_MAX_NODES * sizeof(u64));
+	for (i = 0; i < buf->nr_chunks; i++)
+		node_bytes[min_t(int, buf->chunks[i].nid, SYSHAX_MAX_NODES - 1)] +=
+			(u64)buf->chunks[i].nr_pages << PAGE_SHIFT;
+}
+
+u32 syshax_buf_max_chunk(const struct syshax_buf *buf)
+{
+	u64 max = 0;
+	unsigned int i;
+
+	for (i = 0; i < buf->nr_chunks; i++)
+		max = max_t(u64, max, (u64)buf->chunks[i].nr_pages << PAGE_SHIFT);
+	return min_t(u64, max, U32_MAX);
+}
+
+/* Each VMA, also one split off another, holds a buffer reference. */
+static void syshax_vm_open(struct vm_area_struct *vma)
+{
+	syshax_buf_get(vma->vm_private_data);
+}
+
+static void syshax_vm_close(struct vm_area_struct *vma)
+{
+	syshax_buf_put(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct syshax_vm_ops = {
+	.open	= syshax_vm_open,
+	.close	= syshax_vm_close,
+};
+
+/*
+ * Calls fn for the pages [pgoff, pgoff + count) of buf, one physically
+ * contiguous run at a time, with the user address each run maps to.
+ */
+static int syshax_buf_walk(struct syshax_buf *buf, struct vm_area_struct *vma,
+			   unsigned long pgoff,
+			   int (*fn)(struct vm_area_struct *vma,
+				     unsigned long addr, struct page *page,
+				     unsigned long nr))
+{
+	unsigned long addr = vma->vm_start, left = vma_pages(vma);
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < buf->nr_chunks && left; i++) {
+		const struct syshax_chunk *c = &buf->chunks[i];
+		unsigned long nr;
+
+		if (pgoff >= c->nr_pages) {
+			pgoff -= c->nr_pages;
+			continue;
+		}
+		nr = min(left, c->nr_pages - pgoff);
+		ret = fn(vma, addr, nth_page(c->page, pgoff), nr);
+		if (ret)
+			return ret;
+		addr += nr << PAGE_SHIFT;
+		left -= nr;
+		pgoff = 0;
+	}
+	return 0;
+}
+
+static int syshax_insert_run(struct vm_area_struct *vma, unsigned long addr,
+			     struct page *page, unsigned long nr)
+{
+	struct page *batch[SYSHAX_PAGE_BATCH];
+	unsigned long done, n, i;
+	int ret;
+
+	/* A compound chunk goes in as its subpages: no PFN-only entries. */
+	for (done = 0; done < nr; done += n) {
+		unsigned long left;
+
+		n = min_t(unsigned long, nr - done, SYSHAX_PAGE_BATCH);
+		for (i = 0; i < n; i++)
+			batch[i] = nth_page(page, done + i);
+		left = n;
+		ret = vm_insert_pages(vma, addr + (done << PAGE_SHIFT), batch,
+				      &left);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Registered pages belong to another mapping (anonymous, hugetlbfs, a
+ * file, or a syshax buffer); inserting them as struct pages would give
+ * those pages a second, foreign reverse mapping, which the mm does not
+ * support for anonymous or hugetlb pages. They are pinned for the life of
+ * the buffer, which this VMA holds, so a PFN mapping is safe; pinning
+ * through get_user_pages is done on the original mapping.
+ */
+static int syshax_remap_run(struct vm_area_struct *vma, unsigned long addr,
+			    struct page *page, unsigned long nr)
+{
+	return remap_pfn_range(vma, addr, page_to_pfn(page), nr << PAGE_SHIFT,
+			       vma->vm_page_prot);
+}
+
+int syshax_buf_mmap(struct syshax_buf *buf, struct vm_area_struct *vma,
+		    unsigned long pgoff)
+{
+	unsigned long pages = buf->size >> PAGE_SHIFT;
+	int ret;
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (pgoff > pages || vma_pages(vma) > pages - pgoff)
+		return -EINVAL;
+	syshax_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	ret = syshax_buf_walk(buf, vma, pgoff,
+			      buf->kind == SYSHAX_BUF_KIND_ALLOC ?
+			      syshax_insert_run : syshax_remap_run);
+	/* On error mmap_region() zaps what was inserted; vm_ops stay unset. */
+	if (ret)
+		return ret;
+	syshax_buf_get(buf);
+	vma->vm_private_data = buf;
+	vma->vm_ops = &syshax_vm_ops;
+	return 0;
+}
+
+int syshax_ctx_mmap(struct syshax_ctx *ctx, struct vm_area_struct *vma)
+{
+	struct syshax_buf *buf;
+	int ret;
+
+	buf = syshax_buf_get_handle(ctx, vma->vm_pgoff >> SYSHAX_PGOFF_BITS,
+				    NULL);
+	if (IS_ERR(buf))
+		return -EINVAL;
+	ret = syshax_buf_mmap(buf, vma,
+			      vma->vm_pgoff & ((1UL << SYSHAX_PGOFF_BITS) - 1));
+	syshax_buf_put(buf);
+	return ret;
+}

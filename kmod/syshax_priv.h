@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sysHAX module internals shared by its files: contexts (one per open
+ * file), buffer objects, and the hooks through which the job broker plugs
+ * into the device.
+ */
+#ifndef SYSHAX_PRIV_H
+#define SYSHAX_PRIV_H
+
+#include <linux/kref.h>
+#include <linux/mm_types.h>
+#include <linux/poll.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+
+#include "syshax.h"
+
+/*
+ * A buffer's mmap offset is its handle shifted by this much, so the offset
+ * names the buffer within the open file and the low bits address pages in
+ * it; it also bounds a buffer's size.
+ */
+#define SYSHAX_MMAP_SHIFT	40
+#define SYSHAX_MAX_BUF_SIZE	(1ULL << SYSHAX_MMAP_SHIFT)
+/* Handles and global ids stay below this, so offsets fit in an off_t. */
+#define SYSHAX_MAX_HANDLE	((1U << 22) - 1)
+
+struct syshax_broker_ctx;
+
+/* One open file of /dev/syshax. */
+struct syshax_ctx {
+	struct xarray handles;		/* handle -> struct syshax_buf * */
+	u32 id;				/* for stats and engines */
+	struct syshax_broker_ctx *jobs;	/* owned by broker.c */
+};
+
+/* A physically contiguous piece of a buffer. */
+struct syshax_chunk {
+	struct page *page;		/* first page */
+	unsigned int nr_pages;
+	int nid;
+};
+
+struct syshax_buf {
+	struct kref ref;
+	u32 id;				/* global, key of the id xarray */
+	u32 kind;			/* SYSHAX_BUF_KIND_* */
+	u64 size;			/* bytes, page aligned */
+	s32 node;			/* as asked at alloc */
+	u32 flags;			/* as given at alloc */
+	unsigned int nr_chunks;
+	struct syshax_chunk *chunks;
+	/* Charged to this mm's pinned_vm (RLIMIT_MEMLOCK); held by mmgrab. */
+	struct mm_struct *mm;
+	unsigned long charged_pages;
+};
+
+/* buf.c */
+struct syshax_buf *syshax_buf_alloc(u64 size, int node, u32 flags);
+struct syshax_buf *syshax_buf_register(u64 addr, u64 size);
+/* Takes a reference; ERR_PTR(-EBADF) when the handle is unknown. */
+struct syshax_buf *syshax_buf_get_handle(struct syshax_ctx *ctx, u64 handle,
+					 u32 *access);
+/* Global lookup by id; takes a reference; ERR_PTR(-EBADF) when unknown. */
+struct syshax_buf *syshax_buf_get_id(u64 id);
+void syshax_buf_get(struct syshax_buf *buf);
+void syshax_buf_put(struct syshax_buf *buf);
+/*
+ * Gives ctx a new handle for buf, taking its own reference; for buffers the
+ * context did not allocate (IMPORT, the broker's ENGINE_MAP).
+ */
+int syshax_ctx_install_buf(struct syshax_ctx *ctx, struct syshax_buf *buf,
+			   u32 *handle, u64 *mmap_offset);
+int syshax_ctx_free_handle(struct syshax_ctx *ctx, u32 handle);
+void syshax_ctx_release_bufs(struct syshax_ctx *ctx);
+u64 syshax_handle_mmap_offset(u32 handle);
+void syshax_buf_node_bytes(const struct syshax_buf *buf,
+			   u64 node_bytes[SYSHAX_MAX_NODES]);
+u32 syshax_buf_max_chunk(const struct syshax_buf *buf);
+/* Maps buf's pages from page pgoff on into vma. */
+int syshax_buf_mmap(struct syshax_buf *buf, struct vm_area_struct *vma,
+		    unsigned long pgoff);
+int syshax_ctx_mmap(struct syshax_ctx *ctx, struct vm_area_struct *vma);
+
+/* stats.c: module-wide counters, also shown in sysfs. */
+u64 syshax_max_pinned(void);
+int syshax_stats_charge(u64 bytes);
+void syshax_stats_uncharge(u64 bytes);
+void syshax_stats_buf(const struct syshax_buf *buf, bool add);
+void syshax_stats_ctx(bool add);
+void syshax_stats_fill(struct syshax_stats_args *st);
+extern const struct attribute_group *syshax_attr_groups[];
+
+/* dmabuf.c */
+struct dma_buf *syshax_dmabuf_export(struct syshax_buf *buf);
+/* A reference on the buffer behind a syshax dma-buf fd. */
+struct syshax_buf *syshax_dmabuf_import(int fd);
+
+/* ioctl.c */
+long syshax_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* main.c */
+extern unsigned int syshax_max_pinned_mb;
+
+/*
+ * Broker hooks (broker.c). ioctl: SUBMIT, WAIT and ENGINE_*; release runs
+ * before the context's buffers are dropped; version sets the job feature
+ * bit and limits; stats fills the job fields.
+ */
+int syshax_broker_init(void);
+void syshax_broker_exit(void);
+int syshax_broker_open(struct syshax_ctx *ctx);
+void syshax_broker_release(struct syshax_ctx *ctx);
+long syshax_broker_ioctl(struct syshax_ctx *ctx, unsigned int cmd,
+			 void __user *uarg);
+__poll_t syshax_broker_poll(struct syshax_ctx *ctx, struct file *file,
+			    poll_table *wait);
+void syshax_broker_version(struct syshax_version_args *v);
+void syshax_broker_stats(struct syshax_stats_args *st);
+
+#endif /* SYSHAX_PRIV_H */
