@@ -1,0 +1,57 @@
+# runtime/: libsyshax-rt (shared with soname + version script, static, .pc).
+SHRT_VERSION	:= 0.1.0
+SHRT_SONAME	:= libsyshax-rt.so.0
+SHRT_SRCS	:= $(sort $(wildcard runtime/src/*.c))
+SHRT_OBJS	:= $(SHRT_SRCS:%.c=$(B)/%.o)
+SHRT_SO		:= $(B)/runtime/libsyshax-rt.so.$(SHRT_VERSION)
+SHRT_A		:= $(B)/runtime/libsyshax-rt.a
+SHRT_PC		:= $(B)/runtime/syshax-rt.pc
+SHRT_HDRS	:= runtime/include/syshax/rt.h uapi/syshax.h uapi/syshax_ops.h
+# What a program in this tree adds to use the library (the shared one).
+SHRT_CFLAGS	:= -I$(CURDIR)/runtime/include
+SHRT_LIBS	:= -L$(CURDIR)/$(B)/runtime -Wl,-rpath,$(CURDIR)/$(B)/runtime \
+		   -lsyshax-rt -lpthread
+
+# -z defs catches a missing library, but not with the sanitizers' runtime.
+SHRT_ZDEFS	:= $(if $(filter 1,$(SAN)),,-Wl,-z,defs)
+
+LIBDIR		?= $(PREFIX)/lib
+INCLUDEDIR	?= $(PREFIX)/include
+MANDIR		?= $(PREFIX)/share/man
+
+CPPFLAGS_runtime += -I$(CURDIR)/runtime/include -I$(CURDIR)/runtime/src
+
+ALL	+= $(SHRT_SO) $(B)/runtime/$(SHRT_SONAME) $(B)/runtime/libsyshax-rt.so \
+	   $(SHRT_A) $(SHRT_PC)
+INSTALLS += install-runtime
+
+$(SHRT_SO): $(SHRT_OBJS) runtime/libsyshax-rt.map
+	$(CC) -shared -Wl,-soname,$(SHRT_SONAME) \
+		-Wl,--version-script=runtime/libsyshax-rt.map $(SHRT_ZDEFS) \
+		$(LDFLAGS) -o $@ $(SHRT_OBJS) -lpthread
+
+$(B)/runtime/$(SHRT_SONAME) $(B)/runtime/libsyshax-rt.so: $(SHRT_SO)
+	ln -sf $(notdir $<) $@
+
+$(SHRT_A): $(SHRT_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(SHRT_PC): runtime/syshax-rt.pc.in runtime/runtime.mk
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(SHRT_VERSION)|' \
+	    $< > $@
+
+.PHONY: install-runtime
+install-runtime: $(SHRT_SO) $(SHRT_A) $(SHRT_PC)
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/syshax
+	install -m 0755 $(SHRT_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(SHRT_SO)) $(DESTDIR)$(LIBDIR)/$(SHRT_SONAME)
+	ln -sf $(SHRT_SONAME) $(DESTDIR)$(LIBDIR)/libsyshax-rt.so
+	install -m 0644 $(SHRT_A) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 $(SHRT_HDRS) $(DESTDIR)$(INCLUDEDIR)/syshax/
+	install -m 0644 $(SHRT_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -d $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
+	cp -P docs/man/syshax_*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 0644 docs/man/syshax.7 $(DESTDIR)$(MANDIR)/man7/

@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: MIT
+/* The userspace backend: the UAPI calls as messages to syshaxd's broker
+ * (protocol in proto.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "rt_int.h"
+
+/* One request and its reply. */
+struct rpc {
+	unsigned long cmd;
+	void *args;		/* in and out */
+	size_t args_len;
+	const void *extra;	/* request array */
+	size_t extra_len;
+	int fd_in;		/* sent with the request, or -1 */
+	void *rep_extra;	/* reply array */
+	size_t rep_extra_max;
+	size_t rep_extra_len;	/* out */
+	int fd_out;		/* out: received fd, or -1 */
+	int intr;		/* return -EINTR when a signal interrupts */
+};
+
+static int send_req(struct syshax *sh, struct rpc *r)
+{
+	struct shrt_req hdr = {
+		.cmd = (__u32)r->cmd,
+		.len = (__u32)(r->args_len + r->extra_len),
+	};
+	struct iovec iov[3] = {
+		{ &hdr, sizeof(hdr) },
+		{ r->args, r->args_len },
+		{ (void *)r->extra, r->extra_len },
+	};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} c;
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 3 };
+
+	if (r->fd_in >= 0) {
+		memset(&c, 0, sizeof(c));
+		m.msg_control = c.buf;
+		m.msg_controllen = sizeof(c.buf);
+		c.h.cmsg_level = SOL_SOCKET;
+		c.h.cmsg_type = SCM_RIGHTS;
+		c.h.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&c.h), &r->fd_in, sizeof(int));
+	}
+	while (sendmsg(sh->fd, &m, MSG_NOSIGNAL) < 0) {
+		if (errno != EINTR)
+			return errno == ECONNRESET ? -EPIPE : -errno;
+	}
+	return 0;
+}
+
+static int recv_rep(struct syshax *sh, struct rpc *r)
+{
+	struct shrt_rep hdr;
+	struct iovec iov[3] = {
+		{ &hdr, sizeof(hdr) },
+		{ r->args, r->args_len },
+		{ r->rep_extra, r->rep_extra_max },
+	};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} c;
+	struct msghdr m = {
+		.msg_iov = iov,
+		.msg_iovlen = 3,
+		.msg_control = c.buf,
+		.msg_controllen = sizeof(c.buf),
+	};
+	struct cmsghdr *ch;
+	ssize_t n;
+
+	for (;;) {
+		n = recvmsg(sh->fd, &m, MSG_CMSG_CLOEXEC);
+		if (n >= 0)
+			break;
+		if (errno != EINTR || r->intr)
+			return -errno;
+	}
+	for (ch = CMSG_FIRSTHDR(&m); ch; ch = CMSG_NXTHDR(&m, ch))
+		if (ch->cmsg_level == SOL_SOCKET &&
+		    ch->cmsg_type == SCM_RIGHTS)
+			memcpy(&r->fd_out, CMSG_DATA(ch), sizeof(int));
+	if (n == 0)
+		return -EPIPE;	/* the broker went away */
+	if ((size_t)n < sizeof(hdr) + r->args_len || (m.msg_flags & MSG_TRUNC))
+		return -EPROTO;
+	r->rep_extra_len = (size_t)n - sizeof(hdr) - r->args_len;
+	return hdr.ret;
+}
+
+static int rpc_locked(struct syshax *sh, struct rpc *r)
+{
+	int ret;
+
+	r->fd_out = -1;
+	ret = send_req(sh, r);
+	if (ret)
+		return ret;
+	ret = recv_rep(sh, r);
+	if (ret == -EINTR && r->intr) {
+		/* The broker still owes a reply: make it come now. */
+		struct rpc cancel = { .cmd = SHRT_CMD_FETCH_CANCEL, .fd_in = -1 };
+
+		ret = send_req(sh, &cancel);
+		if (ret)
+			return ret;
+		r->intr = 0;
+		ret = recv_rep(sh, r);
+	}
+	if (ret < 0 && r->fd_out >= 0) {
+		close(r->fd_out);
+		r->fd_out = -1;
+	}
+	return ret;
+}
+
+static int rpc(struct syshax *sh, struct rpc *r)
+{
+	int ret;
+
+	pthread_mutex_lock(&sh->req_lock);
+	ret = rpc_locked(sh, r);
+	pthread_mutex_unlock(&sh->req_lock);
+	return ret;
+}
+
+/* A call whose args go in and come back, with no arrays and no fds. */
+static int call(struct syshax *sh, unsigned long cmd, void *args, size_t len)
+{
+	struct rpc r = {
+		.cmd = cmd, .args = args, .args_len = len, .fd_in = -1,
+	};
+
+	return rpc(sh, &r);
+}
+
+int __shrt_daemon_open(struct syshax *sh, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct shrt_welcome w;
+	struct rpc r = {
+		.args = &w, .args_len = sizeof(w), .fd_in = -1,
+	};
+	int ret;
+
+	if (path) {
+		if (strlen(path) >= sizeof(sa.sun_path))
+			return -ENAMETOOLONG;
+		strcpy(sa.sun_path, path);
+	} else {
+		ret = shrt_default_path(sa.sun_path, sizeof(sa.sun_path));
+		if (ret)
+			return ret;
+	}
+	sh->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (sh->fd < 0)
+		return -errno;
+	if (connect(sh->fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return -errno;
+	/* The welcome is framed as a reply: shrt_rep, then shrt_welcome. */
+	r.fd_out = -1;
+	ret = recv_rep(sh, &r);
+	if (r.fd_out >= 0)
+		sh->evfd = r.fd_out;
+	if (ret < 0)
+		return ret;
+	if (w.magic != SHRT_PROTO_MAGIC || w.version != SHRT_PROTO_VERSION ||
+	    sh->evfd < 0)
+		return -EPROTO;
+	return 0;
+}
+
+static int d_version(struct syshax *sh, struct syshax_version_args *v)
+{
+	return call(sh, SYSHAX_IOC_VERSION, v, sizeof(*v));
+}
+
+static int d_stats(struct syshax *sh, struct syshax_stats_args *st)
+{
+	return call(sh, SYSHAX_IOC_STATS, st, sizeof(*st));
+}
+
+/* Keeps the memfd of a new handle (owns fd from here on). */
+static int keep_fd(struct syshax *sh, uint32_t handle, int fd)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&sh->fd_lock);
+	if (handle >= sh->nr_buf_fds) {
+		uint32_t n = handle * 2 + 16, i;
+		int *p = realloc(sh->buf_fds, n * sizeof(*p));
+
+		if (!p) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		for (i = sh->nr_buf_fds; i < n; i++)
+			p[i] = -1;
+		sh->buf_fds = p;
+		sh->nr_buf_fds = n;
+	}
+	if (sh->buf_fds[handle] >= 0)
+		close(sh->buf_fds[handle]);
+	sh->buf_fds[handle] = fd;
+out:
+	pthread_mutex_unlock(&sh->fd_lock);
+	if (ret)
+		close(fd);
+	return ret;
+}
+
+/* After a failure to keep the fd, the handle must not outlive it. */
+static int keep_or_free(struct syshax *sh, uint32_t handle, int fd)
+{
+	struct syshax_buf_free_args f = { .handle = handle };
+	int ret;
+
+	if (fd < 0)
+		ret = -EPROTO;
+	else
+		ret = keep_fd(sh, handle, fd);
+	if (ret)
+		call(sh, SYSHAX_IOC_BUF_FREE, &f, sizeof(f));
+	return ret;
+}
+
+static int d_buf_alloc(struct syshax *sh, struct syshax_buf_alloc_args *a)
+{
+	struct rpc r = {
+		.cmd = SYSHAX_IOC_BUF_ALLOC, .args = a, .args_len = sizeof(*a),
+		.fd_in = -1,
+	};
+	int ret;
+
+	ret = rpc(sh, &r);
+	if (ret < 0)
+		return ret;
+	return keep_or_free(sh, a->handle, r.fd_out);
+}
+
+static int d_buf_free(struct syshax *sh, uint32_t handle)
+{
+	struct syshax_buf_free_args f = { .handle = handle };
+	int ret;
+
+	ret = call(sh, SYSHAX_IOC_BUF_FREE, &f, sizeof(f));
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&sh->fd_lock);
+	if (handle < sh->nr_buf_fds && sh->buf_fds[handle] >= 0) {
+		close(sh->buf_fds[handle]);
+		sh->buf_fds[handle] = -1;
+	}
+	pthread_mutex_unlock(&sh->fd_lock);
+	return 0;
+}
+
+static int d_buf_info(struct syshax *sh, struct syshax_buf_info_args *i)
+{
+	return call(sh, SYSHAX_IOC_BUF_INFO, i, sizeof(*i));
+}
+
+static int d_buf_register(struct syshax *sh,
+			  struct syshax_buf_register_args *r)
+{
+	(void)sh;
+	(void)r;
+	return -EOPNOTSUPP;
+}
+
+static int d_buf_export(struct syshax *sh, struct syshax_buf_export_args *e)
+{
+	struct rpc r = {
+		.cmd = SYSHAX_IOC_BUF_EXPORT, .args = e, .args_len = sizeof(*e),
+		.fd_in = -1,
+	};
+	int ret;
+
+	ret = rpc(sh, &r);
+	if (ret < 0)
+		return ret;
+	if (r.fd_out < 0)
+		return -EPROTO;
+	if (!(e->flags & SYSHAX_EXPORT_CLOEXEC))
+		fcntl(r.fd_out, F_SETFD, 0);
+	e->fd = r.fd_out;
+	return 0;
+}
+
+static int d_buf_import(struct syshax *sh, struct syshax_buf_import_args *i)
+{
+	struct rpc r = {
+		.cmd = SYSHAX_IOC_BUF_IMPORT, .args = i, .args_len = sizeof(*i),
+		.fd_in = i->fd,
+	};
+	int ret, fd;
+
+	if (i->fd < 0)
+		return -EBADF;
+	ret = rpc(sh, &r);
+	if (ret < 0)
+		return ret;
+	fd = fcntl(i->fd, F_DUPFD_CLOEXEC, 0);
+	return keep_or_free(sh, i->handle, fd);
+}
+
+static int d_buf_mmap(struct syshax *sh, const struct syshax_buffer *buf,
+		      void **addr)
+{
+	void *p = MAP_FAILED;
+	int err = EBADF;
+
+	pthread_mutex_lock(&sh->fd_lock);
+	if (buf->handle < sh->nr_buf_fds && sh->buf_fds[buf->handle] >= 0) {
+		p = mmap(NULL, buf->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 sh->buf_fds[buf->handle], 0);
+		err = errno;
+	}
+	pthread_mutex_unlock(&sh->fd_lock);
+	if (p == MAP_FAILED)
+		return -err;
+	*addr = p;
+	return 0;
+}
+
+static int d_submit(struct syshax *sh, const struct syshax_job *jobs,
+		    unsigned int nr)
+{
+	struct syshax_submit_args s = { .nr = nr };
+	struct rpc r = {
+		.cmd = SYSHAX_IOC_SUBMIT, .args = &s, .args_len = sizeof(s),
+		.extra = jobs, .extra_len = (size_t)nr * sizeof(*jobs),
+		.fd_in = -1,
+	};
+
+	if (!nr || nr > sh->ver.max_submit)
+		return -EINVAL;
+	return rpc(sh, &r);
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Completions are one message each on the event socket, so several threads
+ * may reap at once and the fd is readable exactly when one is ready. */
+static int d_wait(struct syshax *sh, struct syshax_wait_args *w)
+{
+	struct syshax_completion *cpls = (void *)(uintptr_t)w->cpls;
+	int64_t end = w->timeout_ns < 0 ? -1 : now_ns() + w->timeout_ns;
+	struct mmsghdr mm[64];
+	struct iovec iov[64];
+	unsigned int got = 0, i;
+
+	if (!w->max || w->min > w->max || w->flags || w->pad)
+		return -EINVAL;
+	for (;;) {
+		unsigned int want = w->max - got;
+		struct pollfd pfd = { .fd = sh->evfd, .events = POLLIN };
+		struct timespec ts, *tsp = NULL;
+		int n;
+
+		if (want > 64)
+			want = 64;
+		memset(mm, 0, sizeof(mm));
+		for (i = 0; i < want; i++) {
+			iov[i].iov_base = &cpls[got + i];
+			iov[i].iov_len = sizeof(*cpls);
+			mm[i].msg_hdr.msg_iov = &iov[i];
+			mm[i].msg_hdr.msg_iovlen = 1;
+		}
+		n = recvmmsg(sh->evfd, mm, want, MSG_DONTWAIT, NULL);
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return got ? (int)got : -errno;
+		for (i = 0; n > 0 && i < (unsigned int)n; i++) {
+			if (mm[i].msg_len != sizeof(*cpls))
+				return got ? (int)got : -EPIPE;
+			got++;
+		}
+		if (got >= w->min || got == w->max)
+			return (int)got;
+		if (n > 0)
+			continue;
+		if (end >= 0) {
+			int64_t left = end - now_ns();
+
+			if (left <= 0)
+				return got ? (int)got : -ETIMEDOUT;
+			ts.tv_sec = left / 1000000000;
+			ts.tv_nsec = left % 1000000000;
+			tsp = &ts;
+		}
+		n = ppoll(&pfd, 1, tsp, NULL);
+		if (n < 0 && errno == EINTR)
+			return got ? (int)got : -EINTR;
+		if (n < 0)
+			return got ? (int)got : -errno;
+		if (n > 0 && !(pfd.revents & POLLIN))
+			return got ? (int)got : -EPIPE;
+	}
+}
+
+static int d_engine_attach(struct syshax *sh,
+			   struct syshax_engine_attach_args *a)
+{
+	return call(sh, SYSHAX_IOC_ENGINE_ATTACH, a, sizeof(*a));
+}
+
+/* Drains the "jobs queued" notes: a fetch is about to look. */
+static void drain_notes(struct syshax *sh)
+{
+	char note[16];
+
+	while (recv(sh->evfd, note, sizeof(note), MSG_DONTWAIT) > 0)
+		;
+}
+
+static int d_engine_fetch(struct syshax *sh,
+			  struct syshax_engine_fetch_args *f)
+{
+	struct syshax_engine_fetch_args a = *f;
+	struct rpc r = {
+		.cmd = SYSHAX_IOC_ENGINE_FETCH, .args = &a,
+		.args_len = sizeof(a), .fd_in = -1,
+		.rep_extra = (void *)(uintptr_t)f->jobs, .intr = 1,
+	};
+	int ret;
+
+	if (a.max > SHRT_MAX_FETCH)
+		a.max = SHRT_MAX_FETCH;
+	r.rep_extra_max = (size_t)a.max * sizeof(struct syshax_engine_job);
+	drain_notes(sh);
+	ret = rpc(sh, &r);
+	if (ret > 0 && r.rep_extra_len !=
+	    (size_t)ret * sizeof(struct syshax_engine_job))
+		return -EPROTO;
+	return ret;
+}
+
+static int d_engine_map(struct syshax *sh, uint64_t id, void **addr,
+			uint64_t *size)
+{
+	struct syshax_engine_map_args m = { .id = id };
+	struct rpc r = {
+		.cmd = SYSHAX_IOC_ENGINE_MAP, .args = &m, .args_len = sizeof(m),
+		.fd_in = -1,
+	};
+	struct shrt_emap *e;
+	void *p;
+	int ret;
+
+	if (sh->nr_emaps == sh->cap_emaps) {
+		unsigned int n = sh->cap_emaps * 2 + 16;
+
+		e = realloc(sh->emaps, n * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		sh->emaps = e;
+		sh->cap_emaps = n;
+	}
+	ret = rpc(sh, &r);
+	if (ret < 0)
+		return ret;
+	if (r.fd_out < 0)
+		return -EPROTO;
+	p = mmap(NULL, m.size, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd_out, 0);
+	ret = -errno;
+	close(r.fd_out);
+	if (p == MAP_FAILED) {
+		struct syshax_engine_map_args u = { .id = id };
+
+		call(sh, SHRT_CMD_ENGINE_UNMAP, &u, sizeof(u));
+		return ret;
+	}
+	e = &sh->emaps[sh->nr_emaps++];
+	e->addr = p;
+	e->size = m.size;
+	e->id = id;
+	*addr = p;
+	*size = m.size;
+	return 0;
+}
+
+static int d_engine_unmap(struct syshax *sh, void *addr, uint64_t size)
+{
+	struct syshax_engine_map_args u = { 0 };
+	unsigned int i;
+
+	for (i = 0; i < sh->nr_emaps; i++)
+		if (sh->emaps[i].addr == addr && sh->emaps[i].size == size)
+			break;
+	if (i == sh->nr_emaps)
+		return -EINVAL;
+	if (munmap(addr, size))
+		return -errno;
+	u.id = sh->emaps[i].id;
+	sh->emaps[i] = sh->emaps[--sh->nr_emaps];
+	return call(sh, SHRT_CMD_ENGINE_UNMAP, &u, sizeof(u));
+}
+
+static int d_engine_complete(struct syshax *sh,
+			     const struct syshax_engine_cpl *cpls,
+			     unsigned int nr)
+{
+	unsigned int done = 0;
+
+	if (!nr)
+		return -EINVAL;
+	while (done < nr) {
+		unsigned int n = nr - done < SHRT_MAX_COMPLETE ?
+				 nr - done : SHRT_MAX_COMPLETE;
+		struct syshax_engine_complete_args c = { .nr = n };
+		struct rpc r = {
+			.cmd = SYSHAX_IOC_ENGINE_COMPLETE, .args = &c,
+			.args_len = sizeof(c), .extra = cpls + done,
+			.extra_len = (size_t)n * sizeof(*cpls), .fd_in = -1,
+		};
+		int ret = rpc(sh, &r);
+
+		if (ret < 0)
+			return done ? (int)done : ret;
+		done += (unsigned int)ret;
+		if ((unsigned int)ret < n)
+			break;
+	}
+	return (int)done;
+}
+
+static void d_close(struct syshax *sh)
+{
+	uint32_t i;
+
+	for (i = 0; i < sh->nr_buf_fds; i++)
+		if (sh->buf_fds[i] >= 0)
+			close(sh->buf_fds[i]);
+	free(sh->buf_fds);
+	free(sh->emaps);
+	if (sh->evfd >= 0)
+		close(sh->evfd);
+	if (sh->fd >= 0)
+		close(sh->fd);
+}
+
+const struct shrt_backend __shrt_daemon_backend = {
+	.version = d_version,
+	.stats = d_stats,
+	.buf_alloc = d_buf_alloc,
+	.buf_free = d_buf_free,
+	.buf_info = d_buf_info,
+	.buf_register = d_buf_register,
+	.buf_export = d_buf_export,
+	.buf_import = d_buf_import,
+	.buf_mmap = d_buf_mmap,
+	.submit = d_submit,
+	.wait = d_wait,
+	.engine_attach = d_engine_attach,
+	.engine_fetch = d_engine_fetch,
+	.engine_map = d_engine_map,
+	.engine_unmap = d_engine_unmap,
+	.engine_complete = d_engine_complete,
+	.close = d_close,
+};

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+/* Engine calls (syshaxd's side of the job queue). */
+#include <errno.h>
+
+#include "rt_int.h"
+
+int syshax_engine_attach(struct syshax *sh, int node)
+{
+	struct syshax_engine_attach_args a = { .node = node };
+	int ret;
+
+	ret = sh->be->engine_attach(sh, &a);
+	return ret < 0 ? ret : 0;
+}
+
+int syshax_engine_fetch(struct syshax *sh, struct syshax_engine_job *jobs,
+			unsigned int max, int64_t timeout_ns)
+{
+	struct syshax_engine_fetch_args f = {
+		.jobs = (uintptr_t)jobs,
+		.max = max,
+		.timeout_ns = timeout_ns,
+	};
+
+	return sh->be->engine_fetch(sh, &f);
+}
+
+int syshax_engine_map(struct syshax *sh, uint64_t id, void **addr,
+		      uint64_t *size)
+{
+	return sh->be->engine_map(sh, id, addr, size);
+}
+
+int syshax_engine_unmap(struct syshax *sh, void *addr, uint64_t size)
+{
+	return sh->be->engine_unmap(sh, addr, size);
+}
+
+int syshax_engine_complete(struct syshax *sh,
+			   const struct syshax_engine_cpl *cpls,
+			   unsigned int nr)
+{
+	return sh->be->engine_complete(sh, cpls, nr);
+}

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+/* Client job calls: builders, submit, wait. */
+#include <errno.h>
+#include <string.h>
+
+#include "rt_int.h"
+
+void syshax_job_init(struct syshax_job *job, uint32_t op, uint64_t user_data)
+{
+	memset(job, 0, sizeof(*job));
+	job->op = op;
+	job->user_data = user_data;
+}
+
+int syshax_job_add_ref(struct syshax_job *job, const struct syshax_buffer *buf,
+		       uint64_t offset, uint64_t length, uint32_t access)
+{
+	struct syshax_buf_ref *r;
+
+	if (job->nr_refs >= SYSHAX_JOB_MAX_REFS)
+		return -E2BIG;
+	r = &job->refs[job->nr_refs++];
+	r->buf = buf->handle;
+	r->access = access;
+	r->pad = 0;
+	r->offset = offset;
+	r->length = length;
+	return 0;
+}
+
+int syshax_job_copy(struct syshax_job *job, const struct syshax_buffer *src,
+		    uint64_t soff, const struct syshax_buffer *dst,
+		    uint64_t doff, uint64_t len, uint64_t user_data)
+{
+	syshax_job_init(job, SYSHAX_OP_COPY, user_data);
+	syshax_job_add_ref(job, src, soff, len, SYSHAX_ACCESS_READ);
+	return syshax_job_add_ref(job, dst, doff, len, SYSHAX_ACCESS_WRITE);
+}
+
+/* Splits nr into backend-sized SUBMITs; stops at the first short one. */
+int syshax_submit(struct syshax *sh, const struct syshax_job *jobs,
+		  unsigned int nr)
+{
+	unsigned int max = sh->ver.max_submit ? sh->ver.max_submit : nr;
+	unsigned int done = 0;
+
+	if (!nr)
+		return -EINVAL;
+	while (done < nr) {
+		unsigned int n = nr - done < max ? nr - done : max;
+		int ret = sh->be->submit(sh, jobs + done, n);
+
+		if (ret < 0)
+			return done ? (int)done : ret;
+		done += (unsigned int)ret;
+		if ((unsigned int)ret < n)
+			break;
+	}
+	return (int)done;
+}
+
+int syshax_wait(struct syshax *sh, struct syshax_completion *cpls,
+		unsigned int min, unsigned int max, int64_t timeout_ns)
+{
+	struct syshax_wait_args w = {
+		.cpls = (uintptr_t)cpls,
+		.max = max,
+		.min = min,
+		.timeout_ns = timeout_ns,
+	};
+
+	return sh->be->wait(sh, &w);
+}

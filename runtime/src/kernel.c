@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+/* The kernel backend: each call is one ioctl on /dev/syshax. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "rt_int.h"
+
+static int kcall(struct syshax *sh, unsigned long cmd, void *args)
+{
+	int ret;
+
+	ret = ioctl(sh->fd, cmd, args);
+	return ret < 0 ? -errno : ret;
+}
+
+int __shrt_kernel_open(struct syshax *sh, const char *path)
+{
+	sh->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (sh->fd < 0)
+		return -errno;
+	sh->evfd = sh->fd;
+	return 0;
+}
+
+static int k_version(struct syshax *sh, struct syshax_version_args *v)
+{
+	return kcall(sh, SYSHAX_IOC_VERSION, v);
+}
+
+static int k_stats(struct syshax *sh, struct syshax_stats_args *st)
+{
+	return kcall(sh, SYSHAX_IOC_STATS, st);
+}
+
+static int k_buf_alloc(struct syshax *sh, struct syshax_buf_alloc_args *a)
+{
+	return kcall(sh, SYSHAX_IOC_BUF_ALLOC, a);
+}
+
+static int k_buf_free(struct syshax *sh, uint32_t handle)
+{
+	struct syshax_buf_free_args f = { .handle = handle };
+
+	return kcall(sh, SYSHAX_IOC_BUF_FREE, &f);
+}
+
+static int k_buf_info(struct syshax *sh, struct syshax_buf_info_args *i)
+{
+	return kcall(sh, SYSHAX_IOC_BUF_INFO, i);
+}
+
+static int k_buf_register(struct syshax *sh,
+			  struct syshax_buf_register_args *r)
+{
+	return kcall(sh, SYSHAX_IOC_BUF_REGISTER, r);
+}
+
+static int k_buf_export(struct syshax *sh, struct syshax_buf_export_args *e)
+{
+	return kcall(sh, SYSHAX_IOC_BUF_EXPORT, e);
+}
+
+static int k_buf_import(struct syshax *sh, struct syshax_buf_import_args *i)
+{
+	return kcall(sh, SYSHAX_IOC_BUF_IMPORT, i);
+}
+
+static int k_buf_mmap(struct syshax *sh, const struct syshax_buffer *buf,
+		      void **addr)
+{
+	void *p = mmap(NULL, buf->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       sh->fd, (off_t)buf->mmap_offset);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	*addr = p;
+	return 0;
+}
+
+static int k_submit(struct syshax *sh, const struct syshax_job *jobs,
+		    unsigned int nr)
+{
+	struct syshax_submit_args s = {
+		.jobs = (uintptr_t)jobs,
+		.nr = nr,
+	};
+
+	return kcall(sh, SYSHAX_IOC_SUBMIT, &s);
+}
+
+static int k_wait(struct syshax *sh, struct syshax_wait_args *w)
+{
+	return kcall(sh, SYSHAX_IOC_WAIT, w);
+}
+
+static int k_engine_attach(struct syshax *sh,
+			   struct syshax_engine_attach_args *a)
+{
+	return kcall(sh, SYSHAX_IOC_ENGINE_ATTACH, a);
+}
+
+static int k_engine_fetch(struct syshax *sh,
+			  struct syshax_engine_fetch_args *f)
+{
+	return kcall(sh, SYSHAX_IOC_ENGINE_FETCH, f);
+}
+
+static int k_engine_map(struct syshax *sh, uint64_t id, void **addr,
+			uint64_t *size)
+{
+	struct syshax_engine_map_args m = { .id = id };
+	void *p;
+	int ret;
+
+	ret = kcall(sh, SYSHAX_IOC_ENGINE_MAP, &m);
+	if (ret < 0)
+		return ret;
+	p = mmap(NULL, m.size, PROT_READ | PROT_WRITE, MAP_SHARED, sh->fd,
+		 (off_t)m.mmap_offset);
+	if (p == MAP_FAILED)
+		return -errno;
+	*addr = p;
+	*size = m.size;
+	return 0;
+}
+
+static int k_engine_unmap(struct syshax *sh, void *addr, uint64_t size)
+{
+	(void)sh;
+	return munmap(addr, size) ? -errno : 0;
+}
+
+static int k_engine_complete(struct syshax *sh,
+			     const struct syshax_engine_cpl *cpls,
+			     unsigned int nr)
+{
+	struct syshax_engine_complete_args c = {
+		.cpls = (uintptr_t)cpls,
+		.nr = nr,
+	};
+
+	return kcall(sh, SYSHAX_IOC_ENGINE_COMPLETE, &c);
+}
+
+static void k_close(struct syshax *sh)
+{
+	if (sh->fd >= 0)
+		close(sh->fd);
+}
+
+const struct shrt_backend __shrt_kernel_backend = {
+	.version = k_version,
+	.stats = k_stats,
+	.buf_alloc = k_buf_alloc,
+	.buf_free = k_buf_free,
+	.buf_info = k_buf_info,
+	.buf_register = k_buf_register,
+	.buf_export = k_buf_export,
+	.buf_import = k_buf_import,
+	.buf_mmap = k_buf_mmap,
+	.submit = k_submit,
+	.wait = k_wait,
+	.engine_attach = k_engine_attach,
+	.engine_fetch = k_engine_fetch,
+	.engine_map = k_engine_map,
+	.engine_unmap = k_engine_unmap,
+	.engine_complete = k_engine_complete,
+	.close = k_close,
+};

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Wire protocol between libsyshax-rt's userspace backend and syshaxd's
+ * broker (private: both sides are built from this tree).
+ *
+ * Two SOCK_SEQPACKET channels per client:
+ *  - the request socket (connected to the broker's path): the client sends
+ *    one request, the broker sends one reply, in order. A request is a
+ *    struct shrt_req, then the UAPI args struct of cmd (the ioctl number),
+ *    then the array the args point to (jobs for SUBMIT, cpls for
+ *    ENGINE_COMPLETE); user pointers inside args are ignored. A reply is a
+ *    struct shrt_rep, then the args as the ioctl would have written them,
+ *    then the fetched jobs for ENGINE_FETCH. File descriptors travel as
+ *    SCM_RIGHTS: the memfd in replies to BUF_ALLOC, BUF_EXPORT and
+ *    ENGINE_MAP, the caller's fd in a BUF_IMPORT request.
+ *  - the event socket: the broker's first message on a new connection is a
+ *    struct shrt_welcome carrying one end of a socketpair. On it the broker
+ *    pushes each completion as one message (a struct syshax_completion), so
+ *    it is readable exactly when syshax_wait() would not block; for an
+ *    engine it carries one-byte notes "jobs are queued".
+ *
+ * ENGINE_FETCH is parked: the broker replies when a job is queued or the
+ * timeout ends. SHRT_CMD_FETCH_CANCEL (no reply of its own) makes a parked
+ * fetch reply at once, with -EINTR when it holds no job.
+ */
+#ifndef SHRT_PROTO_H
+#define SHRT_PROTO_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include "syshax.h"
+
+#define SHRT_PROTO_MAGIC	0x53485852U	/* "SHXR" */
+#define SHRT_PROTO_VERSION	1
+
+struct shrt_welcome {
+	__u32 magic;		/* SHRT_PROTO_MAGIC */
+	__u32 version;		/* SHRT_PROTO_VERSION */
+};
+
+struct shrt_req {
+	__u32 cmd;		/* SYSHAX_IOC_* or SHRT_CMD_* */
+	__u32 len;		/* bytes that follow this header */
+};
+
+struct shrt_rep {
+	__s32 ret;		/* what the ioctl would return: >= 0 or -errno */
+	__u32 len;		/* bytes that follow this header */
+};
+
+/* The engine unmapped a buffer it got with ENGINE_MAP (args: id). */
+#define SHRT_CMD_ENGINE_UNMAP	_IOW(SYSHAX_IOC_MAGIC, 0x30, struct syshax_engine_map_args)
+/* Ends a parked ENGINE_FETCH now (no args, no reply). */
+#define SHRT_CMD_FETCH_CANCEL	_IO(SYSHAX_IOC_MAGIC, 0x31)
+
+/* Most jobs in one ENGINE_FETCH reply, most cpls in one ENGINE_COMPLETE. */
+#define SHRT_MAX_FETCH		64
+#define SHRT_MAX_COMPLETE	128
+
+/* Largest message either side sends (a full SUBMIT or FETCH reply). */
+#define SHRT_MAX_MSG		(sizeof(struct shrt_req) + 64 + \
+				 128 * sizeof(struct syshax_engine_job))
+
+/* The default socket path: /run/syshax/syshaxd.sock as root, else under
+ * $XDG_RUNTIME_DIR; -ENOENT without one, -ENAMETOOLONG. */
+static inline int shrt_default_path(char *buf, size_t len)
+{
+	const char *dir = "/run";
+	int n;
+
+	if (geteuid()) {
+		dir = getenv("XDG_RUNTIME_DIR");
+		if (!dir || !*dir)
+			return -ENOENT;
+	}
+	n = snprintf(buf, len, "%s/syshax/syshaxd.sock", dir);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+#endif /* SHRT_PROTO_H */

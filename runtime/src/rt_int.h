@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* libsyshax-rt internals: the open handle and the backend interface. */
+#ifndef SHRT_INT_H
+#define SHRT_INT_H
+
+#include <pthread.h>
+
+#include "syshax/rt.h"
+
+/* What differs between /dev/syshax and syshaxd: one function per UAPI call,
+ * with the UAPI's arguments and its -errno results. */
+struct shrt_backend {
+	int (*version)(struct syshax *sh, struct syshax_version_args *v);
+	int (*stats)(struct syshax *sh, struct syshax_stats_args *st);
+	int (*buf_alloc)(struct syshax *sh, struct syshax_buf_alloc_args *a);
+	int (*buf_free)(struct syshax *sh, uint32_t handle);
+	int (*buf_info)(struct syshax *sh, struct syshax_buf_info_args *i);
+	int (*buf_register)(struct syshax *sh,
+			    struct syshax_buf_register_args *r);
+	int (*buf_export)(struct syshax *sh, struct syshax_buf_export_args *e);
+	int (*buf_import)(struct syshax *sh, struct syshax_buf_import_args *i);
+	/* Maps [0, size) of a buffer of this handle. */
+	int (*buf_mmap)(struct syshax *sh, const struct syshax_buffer *buf,
+			void **addr);
+	int (*submit)(struct syshax *sh, const struct syshax_job *jobs,
+		      unsigned int nr);
+	int (*wait)(struct syshax *sh, struct syshax_wait_args *w);
+	int (*engine_attach)(struct syshax *sh,
+			     struct syshax_engine_attach_args *a);
+	int (*engine_fetch)(struct syshax *sh,
+			    struct syshax_engine_fetch_args *f);
+	int (*engine_map)(struct syshax *sh, uint64_t id, void **addr,
+			  uint64_t *size);
+	int (*engine_unmap)(struct syshax *sh, void *addr, uint64_t size);
+	int (*engine_complete)(struct syshax *sh,
+			       const struct syshax_engine_cpl *cpls,
+			       unsigned int nr);
+	void (*close)(struct syshax *sh);
+};
+
+/* An ENGINE_MAP mapping on the daemon backend, to tell the broker when it
+ * goes away. */
+struct shrt_emap {
+	void *addr;
+	uint64_t size;
+	uint64_t id;
+};
+
+struct syshax {
+	const struct shrt_backend *be;
+	enum syshax_backend kind;
+	int fd;			/* /dev/syshax, or the request socket */
+	int evfd;		/* what syshax_fd() returns */
+	struct syshax_version_args ver;
+
+	/* Daemon backend only. */
+	pthread_mutex_t req_lock;	/* one request/reply at a time */
+	pthread_mutex_t fd_lock;	/* buf_fds */
+	int *buf_fds;			/* memfd of each handle, or -1 */
+	uint32_t nr_buf_fds;
+	struct shrt_emap *emaps;	/* engine thread only */
+	unsigned int nr_emaps, cap_emaps;
+};
+
+extern const struct shrt_backend __shrt_kernel_backend;
+extern const struct shrt_backend __shrt_daemon_backend;
+
+int __shrt_kernel_open(struct syshax *sh, const char *path);
+int __shrt_daemon_open(struct syshax *sh, const char *path);
+
+#endif /* SHRT_INT_H */
