@@ -1,0 +1,17 @@
+# kmod/: the module's files installed besides syshax.ko itself (make kmod
+# builds it; DKMS installs it): the udev rule, and the DKMS source tree.
+UDEVDIR	?= /lib/udev
+KMOD_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+KMOD_SRC := Kbuild dkms.conf $(wildcard kmod/*.[ch] uapi/*.h broker/*.h)
+
+INSTALLS += install-udev install-dkms-src
+.PHONY: install-udev install-dkms-src
+
+install-udev:
+	install -D -m 0644 kmod/60-syshax.rules $(DESTDIR)$(UDEVDIR)/rules.d/60-syshax.rules
+
+# Then: dkms install syshax/$(KMOD_VERSION)
+install-dkms-src:
+	for f in $(KMOD_SRC); do \
+		install -D -m 0644 $$f $(DESTDIR)/usr/src/syshax-$(KMOD_VERSION)/$$f || exit 1; \
+	done
