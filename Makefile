@@ -66,7 +66,7 @@ check: $(CHECKS)
 vm-check: kmod $(VM_BINS) $(VM_FILES)
 	VM_FILES="$(VM_FILES)" tests/vm/run-vm.sh $(CURDIR)/syshax.ko $(VM_BINS)
 
-test: check check-aarch64 vm-check
+test: check check-aarch64 sparse-check dkms-check vm-check
 
 install: $(INSTALLS)
 

@@ -1,0 +1,16 @@
+# Module checks that need no VM (both run in make test):
+#   make sparse-check   sparse over every kmod/ source; any warning fails
+#   make dkms-check     dkms add/build/remove for the installed headers
+#                       (as root; SKIP without)
+
+# Kernel release of KDIR's headers, e.g. 6.1.0-56-amd64.
+KVER ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+
+.PHONY: sparse-check dkms-check
+
+sparse-check:
+	scripts/sparse-check KDIR=$(KDIR)
+
+# 77 is the script's skip: say so but do not fail make test.
+dkms-check:
+	@scripts/dkms-check $(KVER) || { rc=$$?; [ $$rc -eq 77 ] || exit $$rc; }

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Fetches Debian's amd64 kernel (the version linux-image-amd64 depends on)
+# into a cache folder and prints "<version> <folder>" on stdout.
+#   tests/vm/kernel.sh <cache dir>
+# The folder holds boot/vmlinuz-<version> and lib/modules/<version> with a
+# fresh modules.dep. A second call finds the cache and downloads nothing.
+set -euo pipefail
+cache=${1:?usage: kernel.sh <cache dir>}
+
+say() { echo "kernel.sh: $*" >&2; }
+
+# The ABI name the meta package points at, e.g. 6.1.0-56-amd64.
+image_version() {
+	apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | head -n 1
+}
+
+kver=$(image_version)
+if [ -z "$kver" ]; then
+	# A fresh CI machine has no package lists yet.
+	[ "$(id -u)" -eq 0 ] || { say "linux-image-amd64 unknown to apt and not root: run apt-get update"; exit 1; }
+	say "linux-image-amd64 unknown to apt: running apt-get update"
+	apt-get update -q >&2
+	kver=$(image_version)
+	[ -n "$kver" ] || { say "apt knows no linux-image-amd64"; exit 1; }
+fi
+
+# Same package version as the installed headers the module is built with;
+# the candidate version when those headers are not installed.
+pkg=linux-image-$kver
+pver=$(dpkg-query -W -f='${Version}' "linux-headers-$kver" 2>/dev/null || true)
+[ -n "$pver" ] || pver=$(apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
+[ -n "$pver" ] && [ "$pver" != "(none)" ] || { say "no candidate for $pkg"; exit 1; }
+
+dir=$cache/$kver-$pver
+if [ ! -e "$dir/.done" ]; then
+	say "downloading $pkg=$pver into $dir"
+	rm -rf "$dir"
+	mkdir -p "$dir/deb"
+	(cd "$dir/deb" && apt-get download -q "$pkg=$pver" >&2)
+	dpkg -x "$dir"/deb/*.deb "$dir"
+	rm -rf "$dir/deb"
+	depmod -b "$dir" "$kver"
+	touch "$dir/.done"
+	# Older kernels in the cache are dead weight (~400 MiB each).
+	find "$cache" -mindepth 1 -maxdepth 1 ! -name "$(basename "$dir")" -exec rm -rf {} +
+fi
+[ -r "$dir/boot/vmlinuz-$kver" ] || { say "no boot/vmlinuz-$kver in $dir"; exit 1; }
+echo "$kver $dir"

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Runs module test suites in a QEMU guest booted with Debian's kernel.
+#   VM_FILES="<extra files>" tests/vm/run-vm.sh <abs path of syshax.ko> <suite>...
+# Environment (all optional):
+#   VM_FILES          files copied to the guest's /bin but not run
+#   SYSHAX_KO_PARAMS  insmod parameters for syshax.ko
+#   VM_SUITE_TIMEOUT  seconds per suite in the guest (120)
+#   VM_TIMEOUT        seconds for the whole QEMU run (600)
+#   VM_DIR            cache and work folder (build/vm under the tree)
+# Exit status: 0 when every suite passed or skipped and rmmod succeeded.
+# See tests/vm/README.md for the guest's contents and the result lines.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+[ $# -ge 1 ] || { echo "usage: run-vm.sh <syshax.ko> <suite>..." >&2; exit 2; }
+ko=$1
+shift
+suites=("$@")
+vm=${VM_DIR:-$top/build/vm}
+suite_timeout=${VM_SUITE_TIMEOUT:-120}
+vm_timeout=${VM_TIMEOUT:-600}
+
+die() { echo "run-vm.sh: $*" >&2; echo "vm-check: 0 passed, ${#suites[@]} failed, 0 skipped"; exit 1; }
+
+[ -r "$ko" ] || die "no module at $ko (make kmod)"
+names=()
+for s in "${suites[@]}"; do
+	[ -x "$s" ] || die "suite $s is not an executable"
+	names+=("$(basename "$s")")
+done
+dups=$(printf '%s\n' "${names[@]}" | sort | uniq -d)
+[ -z "$dups" ] || die "suites with the same name: $dups"
+
+mkdir -p "$vm"
+read -r kver kdir < <("$here/kernel.sh" "$vm/kernel") || die "no kernel"
+magic=$(modinfo -F vermagic "$ko" | awk '{ print $1 }')
+[ "$magic" = "$kver" ] ||
+	die "syshax.ko is built for $magic but the guest kernel is $kver: rebuild with KDIR=/usr/src/linux-headers-$kver"
+
+# The test disk: byte i holds i % 251 (a prime, so no power-of-two period).
+disk=$vm/disk.img
+if [ ! -s "$disk" ]; then
+	pat=$(for i in $(seq 0 250); do printf '\\%03o' "$i"; done)
+	printf "$pat" >"$disk.tmp"
+	while [ "$(stat -c %s "$disk.tmp")" -lt $((8 << 20)) ]; do
+		cat "$disk.tmp" "$disk.tmp" >"$disk.tmp2"
+		mv "$disk.tmp2" "$disk.tmp"
+	done
+	truncate -s 8M "$disk.tmp"
+	mv "$disk.tmp" "$disk"
+fi
+
+q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+{
+	echo "VM_SUITES=$(q "${names[*]}")"
+	echo "VM_MODULES='virtio_pci virtio_blk vgem vfio-pci vfio_iommu_type1'"
+	echo "VM_SUITE_TIMEOUT=$(q "$suite_timeout")"
+	echo "SYSHAX_KO_PARAMS=$(q "${SYSHAX_KO_PARAMS:-}")"
+} >"$vm/vm.conf"
+# shellcheck disable=SC2086
+"$here/mkinitramfs.sh" "$kver" "$kdir" "$ko" "$vm/vm.conf" "$vm/initrd.gz" \
+	"${suites[@]}" -- ${VM_FILES:-} || die "initramfs failed"
+
+echo "run-vm.sh: booting $kver with ${#suites[@]} suite(s), limit ${vm_timeout}s"
+start=$(date +%s)
+status=0
+timeout -k 10 "$vm_timeout" qemu-system-x86_64 \
+	-machine q35 -smp 2,sockets=2,cores=1,threads=1 -m 2G \
+	-object memory-backend-ram,id=m0,size=1G \
+	-object memory-backend-ram,id=m1,size=1G \
+	-numa node,nodeid=0,cpus=0,memdev=m0 \
+	-numa node,nodeid=1,cpus=1,memdev=m1 \
+	-device intel-iommu -device edu,addr=03.0 -nic none \
+	-drive "file=$disk,if=virtio,format=raw,readonly=on" \
+	-nographic -vga none -no-reboot \
+	-kernel "$kdir/boot/vmlinuz-$kver" -initrd "$vm/initrd.gz" \
+	-append "console=ttyS0 quiet panic=-1 log_buf_len=4M hugepages=64 intel_iommu=on" \
+	</dev/null | tee "$vm/console.log" || status=$?
+echo "run-vm.sh: QEMU ran $(($(date +%s) - start))s (exit $status), log in $vm/console.log"
+awk -v suites="${names[*]}" -v status="$status" -f "$here/parse-console.awk" "$vm/console.log"
