@@ -91,9 +91,12 @@ int shxk_dequantize(enum shxk_type t, const void *x, float *y, size_t k,
 enum shxk_layout {
 	SHXK_LAYOUT_ROWS = 0,	/* row-major, each row shxk_row_size() */
 	/*
-	 * Q8_0/Q4_0 only: groups of 8 rows; within a group, block j of rows
-	 * 0..7 are stored one after another, for j = 0, 1, ... N is padded
-	 * up to a multiple of 8 with zero rows. Made by shxk_repack().
+	 * Q8_0/Q4_0 only: groups of 8 rows; within a group, for each block
+	 * column j = 0, 1, ...: the 8 rows' f16 scales of block j, then the
+	 * 8 rows' qs of block j interleaved in 8-byte chunks (bytes 0..7 of
+	 * rows 0..7, then bytes 8..15 of rows 0..7, ...). N is padded up to
+	 * a multiple of 8 with zero rows. Made by shxk_repack(); the same
+	 * bytes per row as ROWS.
 	 */
 	SHXK_LAYOUT_X8 = 1,
 };

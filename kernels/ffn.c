@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* FFN pieces between the GEMMs: SwiGLU gating and RMSNorm. */
+#include <errno.h>
+#include <math.h>
+
+#include "internal.h"
+
+int shxk_swiglu(const float *gate, size_t ldg, const float *up, size_t ldu,
+		float *y, size_t ldy, size_t m, size_t j0, size_t j1)
+{
+	if (j0 > j1 || (m > 1 && (ldg < j1 || ldu < j1 || ldy < j1)))
+		return -EINVAL;
+	for (size_t i = 0; i < m; i++) {
+		const float *g = gate + i * ldg, *u = up + i * ldu;
+		float *o = y + i * ldy;
+
+		for (size_t j = j0; j < j1; j++)
+			o[j] = g[j] / (1.0f + expf(-g[j])) * u[j];
+	}
+	return 0;
+}
+
+int shxk_rmsnorm(const float *x, const float *w, float *y, size_t k,
+		 float eps, size_t r0, size_t r1)
+{
+	if (!k || r0 > r1 || !(eps >= 0.0f))
+		return -EINVAL;
+	for (size_t r = r0; r < r1; r++) {
+		const float *xr = x + r * k;
+		float *yr = y + r * k;
+		/* Accumulate in double: k is large and the sum is all positive. */
+		double ss = 0.0;
+		float sc;
+
+		for (size_t e = 0; e < k; e++)
+			ss += (double)xr[e] * xr[e];
+		sc = (float)(1.0 / sqrt(ss / (double)k + eps));
+		for (size_t e = 0; e < k; e++)
+			yr[e] = xr[e] * sc * (w ? w[e] : 1.0f);
+	}
+	return 0;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Internals shared by the generic kernels and the ISA variants: the
+ * prepared-activation block, the GEMM argument bundle and the dispatch
+ * table each variant fills.
+ */
+#ifndef SHXK_INTERNAL_H
+#define SHXK_INTERNAL_H
+
+#include "shxk.h"
+
+#define SHXK_X8 8	/* rows per SHXK_LAYOUT_X8 group */
+
+/*
+ * A prepared activation row for the integer paths (Q8_0/Q4_0 weights):
+ * qs[k] int8, then d[k / 32] f32, then s[k / 32] int32, x[i] ~= d[i / 32]
+ * * qs[i]. Unlike ggml's block_q8_0 the scale stays f32 (one rounding
+ * less); the quants are contiguous so SIMD loads span blocks; s = sum of
+ * a block's qs lets unsigned-by-signed dot products (vpdpbusd) fold the
+ * Q4_0 "- 8" and Q8_0 "+ 128" bias in once per block.
+ */
+#define SHXK_ACT_Q8_BLOCK (SHXK_QK + 8)	/* bytes per block of 32 */
+
+static inline float *shxk_act_d(const uint8_t *row, size_t k)
+{
+	return (float *)(uintptr_t)(row + k);
+}
+
+static inline int32_t *shxk_act_s(const uint8_t *row, size_t k)
+{
+	return (int32_t *)(uintptr_t)(row + k + k / SHXK_QK * 4);
+}
+
+/* One GEMM call as a kernel sees it, arguments already checked. */
+struct shxk_gemm_args {
+	const uint8_t *w;	/* row 0 (or group 0) of the weights */
+	size_t wstride;		/* bytes per row, or per 8-row group for X8 */
+	const uint8_t *act;	/* prepared activations */
+	size_t astride;		/* bytes per prepared row */
+	size_t m, k;
+	void *y;
+	enum shxk_type yt;
+	size_t ldy;
+	size_t n0, n1;
+};
+
+typedef void (*shxk_gemm_fn)(const struct shxk_gemm_args *a);
+typedef void (*shxk_row_fn)(const float *x, void *y, size_t k);
+/* Quantizes nb blocks of x into an activation row's qs, d and s. */
+typedef void (*shxk_act_fn)(const float *x, int8_t *qs, float *d,
+			    int32_t *s, size_t nb);
+
+struct shxk_ops {
+	const char *name;
+	shxk_row_fn quant[SHXK_NTYPES];	/* f32 row -> type row */
+	shxk_act_fn act_q8;
+	shxk_gemm_fn gemm[SHXK_NTYPES];	/* SHXK_LAYOUT_ROWS */
+	shxk_gemm_fn gemm_x8[SHXK_NTYPES]; /* SHXK_LAYOUT_X8 (Q8_0, Q4_0) */
+};
+
+extern const struct shxk_ops shxk_ops_generic;
+
+/* The table shxk_init() chose (generic before). */
+const struct shxk_ops *shxk_ops_current(void);
+
+/*
+ * Per arch (kernels/arch/<arch>/cpu-feats.c, built without ISA flags):
+ * the variant named want (NULL: the best this CPU runs). Returns NULL
+ * with *err = -EINVAL (unknown name) or -ENOTSUP (CPU or build lacks it).
+ */
+const struct shxk_ops *shxk_cpu_select(const char *want, int *err);
+
+/* Stores v as element j of row i of the GEMM output. */
+static inline void shxk_store(const struct shxk_gemm_args *a, size_t i,
+			      size_t j, float v)
+{
+	size_t o = i * a->ldy + j;
+
+	switch (a->yt) {
+	case SHXK_F16:
+		((uint16_t *)a->y)[o] = shxk_fp32_to_fp16(v);
+		break;
+	case SHXK_BF16:
+		((uint16_t *)a->y)[o] = shxk_fp32_to_bf16(v);
+		break;
+	default:
+		((float *)a->y)[o] = v;
+		break;
+	}
+}
+
+/* Generic kernels the variants fall back to. */
+void shxk_quant_f16_generic(const float *x, void *y, size_t k);
+void shxk_quant_bf16_generic(const float *x, void *y, size_t k);
+void shxk_quant_q8_0_generic(const float *x, void *y, size_t k);
+void shxk_quant_q4_0_generic(const float *x, void *y, size_t k);
+void shxk_act_q8_generic(const float *x, int8_t *qs, float *d, int32_t *s,
+			 size_t nb);
+
+void shxk_gemm_f32_generic(const struct shxk_gemm_args *a);
+void shxk_gemm_f16_generic(const struct shxk_gemm_args *a);
+void shxk_gemm_bf16_generic(const struct shxk_gemm_args *a);
+void shxk_gemm_q8_0_generic(const struct shxk_gemm_args *a);
+void shxk_gemm_q4_0_generic(const struct shxk_gemm_args *a);
+void shxk_gemm_x8_q8_0_generic(const struct shxk_gemm_args *a);
+void shxk_gemm_x8_q4_0_generic(const struct shxk_gemm_args *a);
+
+#endif /* SHXK_INTERNAL_H */
