@@ -18,7 +18,7 @@ SHXK_SRCS := $(SHXK_COMMON) $(SHXK_X86)
 SHXK_ISAS := generic
 endif
 
-SHXK_TESTS := quant_ut
+SHXK_TESTS := kernels_ut quant_ut
 
 $(B)/libshxk.a: $(SHXK_SRCS:%.c=$(B)/%.o)
 	@rm -f $@
