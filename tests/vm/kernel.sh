@@ -15,13 +15,13 @@ image_version() {
 		sed -n 's/^ *Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | head -n 1
 }
 
-kver=$(image_version)
+kver=$(image_version || true)
 if [ -z "$kver" ]; then
 	# A fresh CI machine has no package lists yet.
 	[ "$(id -u)" -eq 0 ] || { say "linux-image-amd64 unknown to apt and not root: run apt-get update"; exit 1; }
 	say "linux-image-amd64 unknown to apt: running apt-get update"
 	apt-get update -q >&2
-	kver=$(image_version)
+	kver=$(image_version || true)
 	[ -n "$kver" ] || { say "apt knows no linux-image-amd64"; exit 1; }
 fi
 
@@ -33,6 +33,10 @@ pver=$(dpkg-query -W -f='${Version}' "linux-headers-$kver" 2>/dev/null || true)
 [ -n "$pver" ] && [ "$pver" != "(none)" ] || { say "no candidate for $pkg"; exit 1; }
 
 dir=$cache/$kver-$pver
+mkdir -p "$cache"
+# Runs in parallel (several people, one checkout) fetch it once.
+exec 9>"$cache/.lock"
+flock 9
 if [ ! -e "$dir/.done" ]; then
 	say "downloading $pkg=$pver into $dir"
 	rm -rf "$dir"
@@ -43,7 +47,7 @@ if [ ! -e "$dir/.done" ]; then
 	depmod -b "$dir" "$kver"
 	touch "$dir/.done"
 	# Older kernels in the cache are dead weight (~400 MiB each).
-	find "$cache" -mindepth 1 -maxdepth 1 ! -name "$(basename "$dir")" -exec rm -rf {} +
+	find "$cache" -mindepth 1 -maxdepth 1 ! -name "$(basename "$dir")" ! -name .lock -exec rm -rf {} +
 fi
 [ -r "$dir/boot/vmlinuz-$kver" ] || { say "no boot/vmlinuz-$kver in $dir"; exit 1; }
 echo "$kver $dir"

@@ -32,6 +32,9 @@ dups=$(printf '%s\n' "${names[@]}" | sort | uniq -d)
 [ -z "$dups" ] || die "suites with the same name: $dups"
 
 mkdir -p "$vm"
+# Per-run files live apart so that parallel runs do not mix them.
+run=$(mktemp -d "$vm/run.XXXXXX")
+trap 'rm -rf "$run"' EXIT
 read -r kver kdir < <("$here/kernel.sh" "$vm/kernel") || die "no kernel"
 magic=$(modinfo -F vermagic "$ko" | awk '{ print $1 }')
 [ "$magic" = "$kver" ] ||
@@ -41,13 +44,13 @@ magic=$(modinfo -F vermagic "$ko" | awk '{ print $1 }')
 disk=$vm/disk.img
 if [ ! -s "$disk" ]; then
 	pat=$(for i in $(seq 0 250); do printf '\\%03o' "$i"; done)
-	printf "$pat" >"$disk.tmp"
-	while [ "$(stat -c %s "$disk.tmp")" -lt $((8 << 20)) ]; do
-		cat "$disk.tmp" "$disk.tmp" >"$disk.tmp2"
-		mv "$disk.tmp2" "$disk.tmp"
+	printf "$pat" >"$run/disk"
+	while [ "$(stat -c %s "$run/disk")" -lt $((8 << 20)) ]; do
+		cat "$run/disk" "$run/disk" >"$run/disk2"
+		mv "$run/disk2" "$run/disk"
 	done
-	truncate -s 8M "$disk.tmp"
-	mv "$disk.tmp" "$disk"
+	truncate -s 8M "$run/disk"
+	mv "$run/disk" "$disk"
 fi
 
 q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
@@ -56,9 +59,9 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 	echo "VM_MODULES='virtio_pci virtio_blk vgem vfio-pci vfio_iommu_type1'"
 	echo "VM_SUITE_TIMEOUT=$(q "$suite_timeout")"
 	echo "SYSHAX_KO_PARAMS=$(q "${SYSHAX_KO_PARAMS:-}")"
-} >"$vm/vm.conf"
+} >"$run/vm.conf"
 # shellcheck disable=SC2086
-"$here/mkinitramfs.sh" "$kver" "$kdir" "$ko" "$vm/vm.conf" "$vm/initrd.gz" \
+"$here/mkinitramfs.sh" "$kver" "$kdir" "$ko" "$run/vm.conf" "$run/initrd.gz" \
 	"${suites[@]}" -- ${VM_FILES:-} || die "initramfs failed"
 
 echo "run-vm.sh: booting $kver with ${#suites[@]} suite(s), limit ${vm_timeout}s"
@@ -73,8 +76,11 @@ timeout -k 10 "$vm_timeout" qemu-system-x86_64 \
 	-device intel-iommu -device edu,addr=03.0 -nic none \
 	-drive "file=$disk,if=virtio,format=raw,readonly=on" \
 	-nographic -vga none -no-reboot \
-	-kernel "$kdir/boot/vmlinuz-$kver" -initrd "$vm/initrd.gz" \
+	-kernel "$kdir/boot/vmlinuz-$kver" -initrd "$run/initrd.gz" \
 	-append "console=ttyS0 quiet panic=-1 log_buf_len=4M hugepages=64 intel_iommu=on" \
-	</dev/null | tee "$vm/console.log" || status=$?
+	</dev/null | tee "$run/console.log" || status=$?
 echo "run-vm.sh: QEMU ran $(($(date +%s) - start))s (exit $status), log in $vm/console.log"
-awk -v suites="${names[*]}" -v status="$status" -f "$here/parse-console.awk" "$vm/console.log"
+verdict=0
+awk -v suites="${names[*]}" -v status="$status" -f "$here/parse-console.awk" "$run/console.log" || verdict=$?
+mv "$run/console.log" "$vm/console.log"
+exit $verdict
