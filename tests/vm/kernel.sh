@@ -30,7 +30,10 @@ fi
 pkg=linux-image-$kver
 pver=$(dpkg-query -W -f='${Version}' "linux-headers-$kver" 2>/dev/null || true)
 [ -n "$pver" ] || pver=$(apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
-[ -n "$pver" ] && [ "$pver" != "(none)" ] || { say "no candidate for $pkg"; exit 1; }
+if [ -z "$pver" ] || [ "$pver" = "(none)" ]; then
+	say "no candidate for $pkg"
+	exit 1
+fi
 
 dir=$cache/$kver-$pver
 mkdir -p "$cache"

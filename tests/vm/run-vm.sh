@@ -44,6 +44,7 @@ magic=$(modinfo -F vermagic "$ko" | awk '{ print $1 }')
 disk=$vm/disk.img
 if [ ! -s "$disk" ]; then
 	pat=$(for i in $(seq 0 250); do printf '\\%03o' "$i"; done)
+	# shellcheck disable=SC2059 # the format is the byte pattern itself
 	printf "$pat" >"$run/disk"
 	while [ "$(stat -c %s "$run/disk")" -lt $((8 << 20)) ]; do
 		cat "$run/disk" "$run/disk" >"$run/disk2"

@@ -1,7 +1,12 @@
 # tests/vm: the QEMU harness behind make vm-check (the rule is in the top
-# Makefile). Its console parser is checked on the host with canned logs.
-CHECKS += vm-parse-check
+# Makefile). On the host, make check tests its console parser with canned
+# logs and lints its scripts.
+CHECKS += vm-parse-check vm-shellcheck
 
-.PHONY: vm-parse-check
+.PHONY: vm-parse-check vm-shellcheck
 vm-parse-check:
 	tests/vm/parse-test.sh
+
+vm-shellcheck:
+	shellcheck tests/vm/*.sh scripts/dkms-check scripts/sparse-check
+	shellcheck -s sh tests/vm/init
