@@ -1,0 +1,15 @@
+# tools/syshax-demo: the first program to run (scripts/demo runs it).
+CPPFLAGS_tools += -I$(CURDIR)/runtime/include
+
+# Static library: the demo also runs in the VM guest.
+$(B)/syshax-demo: $(B)/tools/syshax-demo.o $(SHRT_A)
+	$(CC) $(LDFLAGS) -o $@ $< $(SHRT_A) $(shell $(PKG_CONFIG) --libs numa) \
+		-pthread
+
+ALL	 += $(B)/syshax-demo
+VM_FILES += $(B)/syshax-demo
+INSTALLS += install-syshax-demo
+
+.PHONY: install-syshax-demo
+install-syshax-demo: $(B)/syshax-demo
+	install -D -m 0755 $(B)/syshax-demo $(DESTDIR)$(PREFIX)/bin/syshax-demo
