@@ -464,19 +464,9 @@ static int d_engine_map(struct syshax *sh, uint64_t id, void **addr,
 		.cmd = SYSHAX_IOC_ENGINE_MAP, .args = &m, .args_len = sizeof(m),
 		.fd_in = -1,
 	};
-	struct shrt_emap *e;
 	void *p;
 	int ret;
 
-	if (sh->nr_emaps == sh->cap_emaps) {
-		unsigned int n = sh->cap_emaps * 2 + 16;
-
-		e = realloc(sh->emaps, n * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		sh->emaps = e;
-		sh->cap_emaps = n;
-	}
 	ret = rpc(sh, &r);
 	if (ret < 0)
 		return ret;
@@ -485,36 +475,11 @@ static int d_engine_map(struct syshax *sh, uint64_t id, void **addr,
 	p = mmap(NULL, m.size, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd_out, 0);
 	ret = -errno;
 	close(r.fd_out);
-	if (p == MAP_FAILED) {
-		struct syshax_engine_map_args u = { .id = id };
-
-		call(sh, SHRT_CMD_ENGINE_UNMAP, &u, sizeof(u));
+	if (p == MAP_FAILED)
 		return ret;
-	}
-	e = &sh->emaps[sh->nr_emaps++];
-	e->addr = p;
-	e->size = m.size;
-	e->id = id;
 	*addr = p;
 	*size = m.size;
 	return 0;
-}
-
-static int d_engine_unmap(struct syshax *sh, void *addr, uint64_t size)
-{
-	struct syshax_engine_map_args u = { 0 };
-	unsigned int i;
-
-	for (i = 0; i < sh->nr_emaps; i++)
-		if (sh->emaps[i].addr == addr && sh->emaps[i].size == size)
-			break;
-	if (i == sh->nr_emaps)
-		return -EINVAL;
-	if (munmap(addr, size))
-		return -errno;
-	u.id = sh->emaps[i].id;
-	sh->emaps[i] = sh->emaps[--sh->nr_emaps];
-	return call(sh, SHRT_CMD_ENGINE_UNMAP, &u, sizeof(u));
 }
 
 static int d_engine_complete(struct syshax *sh,
@@ -553,7 +518,6 @@ static void d_close(struct syshax *sh)
 		if (sh->buf_fds[i] >= 0)
 			close(sh->buf_fds[i]);
 	free(sh->buf_fds);
-	free(sh->emaps);
 	if (sh->evfd >= 0)
 		close(sh->evfd);
 	if (sh->fd >= 0)
@@ -575,7 +539,6 @@ const struct shrt_backend __shrt_daemon_backend = {
 	.engine_attach = d_engine_attach,
 	.engine_fetch = d_engine_fetch,
 	.engine_map = d_engine_map,
-	.engine_unmap = d_engine_unmap,
 	.engine_complete = d_engine_complete,
 	.close = d_close,
 };

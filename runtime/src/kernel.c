@@ -127,12 +127,6 @@ static int k_engine_map(struct syshax *sh, uint64_t id, void **addr,
 	return 0;
 }
 
-static int k_engine_unmap(struct syshax *sh, void *addr, uint64_t size)
-{
-	(void)sh;
-	return munmap(addr, size) ? -errno : 0;
-}
-
 static int k_engine_complete(struct syshax *sh,
 			     const struct syshax_engine_cpl *cpls,
 			     unsigned int nr)
@@ -166,7 +160,6 @@ const struct shrt_backend __shrt_kernel_backend = {
 	.engine_attach = k_engine_attach,
 	.engine_fetch = k_engine_fetch,
 	.engine_map = k_engine_map,
-	.engine_unmap = k_engine_unmap,
 	.engine_complete = k_engine_complete,
 	.close = k_close,
 };

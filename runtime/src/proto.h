@@ -51,8 +51,6 @@ struct shrt_rep {
 	__u32 len;		/* bytes that follow this header */
 };
 
-/* The engine unmapped a buffer it got with ENGINE_MAP (args: id). */
-#define SHRT_CMD_ENGINE_UNMAP	_IOW(SYSHAX_IOC_MAGIC, 0x30, struct syshax_engine_map_args)
 /* Ends a parked ENGINE_FETCH now (no args, no reply). */
 #define SHRT_CMD_FETCH_CANCEL	_IO(SYSHAX_IOC_MAGIC, 0x31)
 

@@ -31,19 +31,10 @@ struct shrt_backend {
 			    struct syshax_engine_fetch_args *f);
 	int (*engine_map)(struct syshax *sh, uint64_t id, void **addr,
 			  uint64_t *size);
-	int (*engine_unmap)(struct syshax *sh, void *addr, uint64_t size);
 	int (*engine_complete)(struct syshax *sh,
 			       const struct syshax_engine_cpl *cpls,
 			       unsigned int nr);
 	void (*close)(struct syshax *sh);
-};
-
-/* An ENGINE_MAP mapping on the daemon backend, to tell the broker when it
- * goes away. */
-struct shrt_emap {
-	void *addr;
-	uint64_t size;
-	uint64_t id;
 };
 
 struct syshax {
@@ -58,8 +49,6 @@ struct syshax {
 	pthread_mutex_t fd_lock;	/* buf_fds */
 	int *buf_fds;			/* memfd of each handle, or -1 */
 	uint32_t nr_buf_fds;
-	struct shrt_emap *emaps;	/* engine thread only */
-	unsigned int nr_emaps, cap_emaps;
 };
 
 extern const struct shrt_backend __shrt_kernel_backend;

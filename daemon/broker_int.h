@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/* The userspace broker's state, shared by broker.c (sockets, buffers,
+ * requests) and bjobs.c (the job queue, engines, completions). Single
+ * threaded: everything runs in shxd_broker_run()'s thread. */
+#ifndef SHXD_BROKER_INT_H
+#define SHXD_BROKER_INT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "broker.h"
+#include "membuf.h"
+#include "syshax.h"
+
+/* What an epoll event points at. */
+struct bk_tag {
+	int kind;		/* BK_LISTEN, BK_REQ, BK_EV */
+	struct bk_conn *c;
+};
+
+enum { BK_LISTEN, BK_REQ, BK_EV };
+
+/* One connection: a client context, and an engine once attached. */
+struct bk_conn {
+	struct bk_conn *next, *prev;	/* b->conns */
+	int fd;				/* request socket */
+	int evfd;			/* our end of the event socket */
+	struct bk_tag req_tag, ev_tag;
+	uint32_t id;			/* ctx_id */
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	int broken;			/* a send failed: close it */
+	int dead;			/* closed, freed after this round */
+
+	struct shxd_membuf **handles;	/* [handle], NULL when free */
+	uint32_t nr_handles;
+
+	unsigned int nr_jobs;		/* queued or held */
+	/* Completions not yet written to the event socket (a ring). */
+	struct syshax_completion *cpls;
+	unsigned int cpl_head, nr_cpls, cap_cpls;
+	int ev_out;			/* EPOLLOUT armed on evfd */
+
+	/* Engine side. */
+	int engine;
+	int note_sent;			/* a "jobs queued" note is unread */
+	int fetch_parked;
+	struct bk_conn *fnext;		/* b->parked list */
+	uint32_t fetch_max;
+	int64_t fetch_end;		/* ns; < 0: none */
+};
+
+/* A job slot; token = generation << 32 | slot index. */
+struct bk_job {
+	struct bk_job *next, *prev;	/* queue or free list */
+	int state;			/* BJ_FREE, BJ_QUEUED, BJ_HELD */
+	struct bk_conn *owner;		/* NULL once the owner closed */
+	struct bk_conn *engine;
+	struct shxd_membuf *bufs[SYSHAX_JOB_MAX_REFS];
+	uint64_t submit_ns;
+	struct syshax_engine_job ej;	/* refs hold global ids */
+};
+
+enum { BJ_FREE, BJ_QUEUED, BJ_HELD };
+
+struct shxd_broker {
+	struct shxd_broker_conf conf;
+	char path[108];
+	int lfd, epfd;
+	struct bk_tag listen_tag;
+	uid_t euid;
+	struct bk_conn *conns;
+	struct bk_conn *dead;		/* closed this round, via next */
+	void *rx;			/* one request (SHRT_MAX_MSG) */
+	uint32_t next_ctx_id, next_engine_id;
+
+	/* Buffers alive (membuf.refs > 0), for import and stats. */
+	struct shxd_membuf **bufs;
+	size_t nr_bufs, cap_bufs;
+	uint64_t next_buf_id;
+	uint64_t pinned;
+
+	/* Jobs. */
+	struct bk_job *slots;
+	struct bk_job *free_list;
+	struct bk_job *q_head, *q_tail;
+	struct bk_conn *parked;		/* engines with a fetch waiting */
+	unsigned int nr_active;		/* queued or held */
+
+	struct {
+		uint32_t engines;
+		uint64_t submitted, fetched, completed, failed, cancelled;
+		uint64_t queued, held;
+		uint64_t lat_hist[SYSHAX_LAT_BUCKETS];
+	} st;
+};
+
+int64_t bk_now_ns(void);
+void bk_buf_put(struct shxd_broker *b, struct shxd_membuf *mb);
+/* Sends a reply (header, args, array, optional fd); a peer that cannot
+ * take it is marked broken and closed by the loop. */
+void bk_reply(struct shxd_broker *b, struct bk_conn *c, int ret,
+	      const void *args, size_t args_len, const void *extra,
+	      size_t extra_len, int fd);
+
+/* bjobs.c */
+int bk_jobs_init(struct shxd_broker *b);
+void bk_jobs_fini(struct shxd_broker *b);
+int bk_submit(struct shxd_broker *b, struct bk_conn *c,
+	      const struct syshax_submit_args *a, const struct syshax_job *jobs,
+	      size_t len);
+int bk_attach(struct shxd_broker *b, struct bk_conn *c,
+	      struct syshax_engine_attach_args *a);
+/* Replies itself (now or when parked); returns nothing to send. */
+void bk_fetch(struct shxd_broker *b, struct bk_conn *c,
+	      const struct syshax_engine_fetch_args *a);
+void bk_fetch_cancel(struct shxd_broker *b, struct bk_conn *c);
+/* Ends parked fetches whose time is up; returns ms until the next one
+ * (or limit). */
+int bk_fetch_timeouts(struct shxd_broker *b, int limit);
+int bk_map_check(struct shxd_broker *b, struct bk_conn *c, uint64_t id,
+		 struct shxd_membuf **mb);
+int bk_complete(struct shxd_broker *b, struct bk_conn *c,
+		const struct syshax_engine_complete_args *a,
+		const struct syshax_engine_cpl *cpls, size_t len);
+/* Writes pending completions to the event socket. */
+void bk_flush(struct shxd_broker *b, struct bk_conn *c);
+/* Lifetime rules when a connection goes. */
+void bk_conn_jobs_release(struct shxd_broker *b, struct bk_conn *c);
+void bk_jobs_stats(struct shxd_broker *b, struct syshax_stats_args *st);
+
+#endif /* SHXD_BROKER_INT_H */
