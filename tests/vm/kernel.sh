@@ -5,6 +5,8 @@
 # The folder holds boot/vmlinuz-<version> and lib/modules/<version> with a
 # fresh modules.dep. A second call finds the cache and downloads nothing.
 set -euo pipefail
+# modinfo, modprobe and depmod live in sbin, off a plain user's PATH.
+export PATH=$PATH:/usr/sbin:/sbin
 cache=${1:?usage: kernel.sh <cache dir>}
 
 say() { echo "kernel.sh: $*" >&2; }

@@ -7,6 +7,8 @@
 # modules.dep), the suites and extra files in /bin, and every shared library
 # they need at the path ldd resolved it to.
 set -euo pipefail
+# modinfo, modprobe and depmod live in sbin, off a plain user's PATH.
+export PATH=$PATH:/usr/sbin:/sbin
 here=$(cd "$(dirname "$0")" && pwd)
 [ $# -ge 5 ] || { echo "usage: mkinitramfs.sh <kver> <kdir> <ko> <conf> <out> <suite>... [-- <file>...]" >&2; exit 2; }
 kver=$1 kdir=$2 ko=$3 conf=$4 out=$5

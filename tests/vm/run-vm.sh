@@ -10,6 +10,8 @@
 # Exit status: 0 when every suite passed or skipped and rmmod succeeded.
 # See tests/vm/README.md for the guest's contents and the result lines.
 set -euo pipefail
+# modinfo, modprobe and depmod live in sbin, off a plain user's PATH.
+export PATH=$PATH:/usr/sbin:/sbin
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 [ $# -ge 1 ] || { echo "usage: run-vm.sh <syshax.ko> <suite>..." >&2; exit 2; }
