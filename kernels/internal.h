@@ -59,6 +59,9 @@ struct shxk_ops {
 };
 
 extern const struct shxk_ops shxk_ops_generic;
+extern const struct shxk_ops shxk_ops_avx2, shxk_ops_avx512;	/* x86 */
+extern const struct shxk_ops shxk_ops_neon, shxk_ops_dotprod;	/* Arm */
+extern const struct shxk_ops shxk_ops_i8mm2, shxk_ops_i8mm4, shxk_ops_sve;
 
 /* The table shxk_init() chose (generic before). */
 const struct shxk_ops *shxk_ops_current(void);

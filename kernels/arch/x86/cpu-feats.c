@@ -4,16 +4,52 @@
  * what the CPU has. A variant needs its cpuid bits and the OS saving its
  * register state (XCR0), else its first instruction would fault.
  */
+#include <cpuid.h>
 #include <errno.h>
 #include <string.h>
 
 #include "../../internal.h"
+
+#define XCR0_AVX	0x06	/* SSE + AVX state */
+#define XCR0_AVX512	0xe6	/* + opmask, ZMM_Hi256, Hi16_ZMM */
+
+static uint64_t xcr0(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static int has_avx2(void)
+{
+	unsigned a, b, c, d;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) ||
+	    !(c & bit_FMA) || !(c & bit_F16C) ||
+	    (xcr0() & XCR0_AVX) != XCR0_AVX)
+		return 0;
+	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2);
+}
+
+/* vpdpbusd on zmm and ymm needs F, BW (byte ops), VL and VNNI. */
+static int has_avx512(void)
+{
+	unsigned a, b, c, d;
+
+	if (!has_avx2() || (xcr0() & XCR0_AVX512) != XCR0_AVX512 ||
+	    !__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return 0;
+	return (b & bit_AVX512F) && (b & bit_AVX512BW) && (b & bit_AVX512VL) &&
+	       (c & bit_AVX512VNNI);
+}
 
 static const struct {
 	const char *name;
 	const struct shxk_ops *ops;
 	int (*probe)(void);
 } g_variants[] = {	/* best first */
+	{ "avx512", &shxk_ops_avx512, has_avx512 },
 	{ "generic", &shxk_ops_generic, NULL },
 };
 

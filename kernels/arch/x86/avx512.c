@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * AVX-512 variant (F, BW, VL, VNNI; BF16 CPUs only, chosen by cpu-feats.c).
+ * Integer paths use vpdpbusd (u8 x s8): Q4_0 nibbles are already unsigned,
+ * Q8_0 quants get + 128 (xor 0x80); the bias that adds is taken back with
+ * the activation block sums. The X8 layout puts 8 bytes of each of 8 rows
+ * in one register, so with the activation's 8 bytes broadcast every lane
+ * pair accumulates one row: no horizontal sums inside the loop.
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "../../internal.h"
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* ---- activations: bit-exact with shxk_act_q8_generic ---- */
+
+/* roundf(): half away from zero (the FPU rounds half to even). */
+INLINE __m512 round_away(__m512 v)
+{
+	__m512 t = _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+	__m512 one = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(),
+							     _CMP_LT_OQ),
+					  _mm512_set1_ps(1.0f), _mm512_set1_ps(-1.0f));
+	__mmask16 up = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(v, t)),
+					  _mm512_set1_ps(0.5f), _CMP_GE_OQ);
+
+	return _mm512_mask_add_ps(t, up, t, one);
+}
+
+static void act_q8(const float *x, int8_t *qs, float *d, int32_t *s, size_t nb)
+{
+	for (size_t j = 0; j < nb; j++, x += SHXK_QK, qs += SHXK_QK) {
+		__m512 v0 = _mm512_loadu_ps(x), v1 = _mm512_loadu_ps(x + 16);
+		float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0),
+								_mm512_abs_ps(v1)));
+		float dj = amax / 127.0f;
+		__m512 id = _mm512_set1_ps(dj != 0.0f ? 1.0f / dj : 0.0f);
+		__m512i q0 = _mm512_cvtps_epi32(round_away(_mm512_mul_ps(v0, id)));
+		__m512i q1 = _mm512_cvtps_epi32(round_away(_mm512_mul_ps(v1, id)));
+
+		_mm_storeu_si128((__m128i *)qs, _mm512_cvtepi32_epi8(q0));
+		_mm_storeu_si128((__m128i *)(qs + 16), _mm512_cvtepi32_epi8(q1));
+		d[j] = dj;
+		s[j] = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+	}
+}
+
+/* ---- float weights ---- */
+
+/* Up to 16 weights from element e on, widened to f32; zero past k. */
+INLINE __m512 load_w(enum shxk_type t, const uint8_t *row, size_t e,
+		     __mmask16 m)
+{
+	if (t == SHXK_F16)
+		return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 2 * e));
+	if (t == SHXK_BF16)
+		return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
+			_mm256_maskz_loadu_epi16(m, row + 2 * e)), 16));
+	return _mm512_maskz_loadu_ps(m, row + 4 * e);
+}
+
+/* R weight rows from n times MT activation rows from i. */
+INLINE void float_tile(const struct shxk_gemm_args *a, enum shxk_type t,
+		       size_t n, size_t i, const int R, const int MT)
+{
+	__m512 acc[4][4];
+
+	for (int r = 0; r < R; r++)
+		for (int u = 0; u < MT; u++)
+			acc[r][u] = _mm512_setzero_ps();
+	for (size_t e = 0; e < a->k; e += 16) {
+		__mmask16 m = a->k - e >= 16 ? 0xffff :
+			      (__mmask16)((1u << (a->k - e)) - 1);
+		__m512 x[4];
+
+		for (int u = 0; u < MT; u++)
+			x[u] = _mm512_maskz_loadu_ps(m, a->act + (i + u) * a->astride + 4 * e);
+		for (int r = 0; r < R; r++) {
+			__m512 w = load_w(t, a->w + (n + r) * a->wstride, e, m);
+
+			for (int u = 0; u < MT; u++)
+				acc[r][u] = _mm512_fmadd_ps(w, x[u], acc[r][u]);
+		}
+	}
+	for (int r = 0; r < R; r++)
+		for (int u = 0; u < MT; u++)
+			shxk_store(a, i + u, n + r, _mm512_reduce_add_ps(acc[r][u]));
+}
+
+INLINE void gemm_float(const struct shxk_gemm_args *a, enum shxk_type t)
+{
+	size_t n = a->n0;
+
+	for (; n + 4 <= a->n1; n += 4) {
+		size_t i = 0;
+
+		for (; i + 4 <= a->m; i += 4)
+			float_tile(a, t, n, i, 4, 4);
+		for (; i < a->m; i++)
+			float_tile(a, t, n, i, 4, 1);
+	}
+	for (; n < a->n1; n++) {
+		size_t i = 0;
+
+		for (; i + 4 <= a->m; i += 4)
+			float_tile(a, t, n, i, 1, 4);
+		for (; i < a->m; i++)
+			float_tile(a, t, n, i, 1, 1);
+	}
+}
+
+static void gemm_f32(const struct shxk_gemm_args *a)
+{
+	gemm_float(a, SHXK_F32);
+}
+
+static void gemm_f16(const struct shxk_gemm_args *a)
+{
+	gemm_float(a, SHXK_F16);
+}
+
+static void gemm_bf16(const struct shxk_gemm_args *a)
+{
+	gemm_float(a, SHXK_BF16);
+}
+
+/* ---- Q8_0 / Q4_0, row-major ---- */
+
+INLINE float hsum256(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+/* A weight block's 32 quants as unsigned bytes in element order. */
+INLINE __m256i wbytes(const uint8_t *qs, int q4)
+{
+	if (q4) {
+		__m128i q = _mm_loadu_si128((const __m128i *)qs);
+		__m128i m4 = _mm_set1_epi8(15);
+
+		return _mm256_inserti128_si256(
+			_mm256_castsi128_si256(_mm_and_si128(q, m4)),
+			_mm_and_si128(_mm_srli_epi16(q, 4), m4), 1);
+	}
+	return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)qs),
+				_mm256_set1_epi8(-128));
+}
+
+INLINE void quant_tile(const struct shxk_gemm_args *a, int q4, size_t n,
+		       size_t i, const int R, const int MT)
+{
+	size_t bs = q4 ? sizeof(struct shxk_block_q4_0) :
+			 sizeof(struct shxk_block_q8_0);
+	/* What the unsigned encoding added to each quant. */
+	__m256i bias = _mm256_set1_epi8(q4 ? 8 : -128);
+	__m256 acc[4][4];
+
+	for (int r = 0; r < R; r++)
+		for (int u = 0; u < MT; u++)
+			acc[r][u] = _mm256_setzero_ps();
+	for (size_t j = 0; j < a->k / SHXK_QK; j++) {
+		__m256i x[4], nb[4];
+		float dx[4];
+
+		for (int u = 0; u < MT; u++) {
+			const uint8_t *ar = a->act + (i + u) * a->astride;
+
+			x[u] = _mm256_loadu_si256((const __m256i *)(ar + j * SHXK_QK));
+			nb[u] = _mm256_sub_epi32(_mm256_setzero_si256(),
+				_mm256_dpbusd_epi32(_mm256_setzero_si256(), bias, x[u]));
+			dx[u] = shxk_act_d(ar, a->k)[j];
+		}
+		for (int r = 0; r < R; r++) {
+			const uint8_t *b = a->w + (n + r) * a->wstride + j * bs;
+			__m256i w = wbytes(b + 2, q4);
+			uint16_t dh;
+			float dw;
+
+			memcpy(&dh, b, 2);
+			dw = _cvtsh_ss(dh);
+			for (int u = 0; u < MT; u++) {
+				__m256i dot = _mm256_dpbusd_epi32(nb[u], w, x[u]);
+
+				acc[r][u] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot),
+							    _mm256_set1_ps(dw * dx[u]),
+							    acc[r][u]);
+			}
+		}
+	}
+	for (int r = 0; r < R; r++)
+		for (int u = 0; u < MT; u++)
+			shxk_store(a, i + u, n + r, hsum256(acc[r][u]));
+}
+
+INLINE void gemm_quant(const struct shxk_gemm_args *a, int q4)
+{
+	size_t n = a->n0;
+
+	for (; n + 4 <= a->n1; n += 4) {
+		size_t i = 0;
+
+		for (; i + 4 <= a->m; i += 4)
+			quant_tile(a, q4, n, i, 4, 4);
+		for (; i < a->m; i++)
+			quant_tile(a, q4, n, i, 4, 1);
+	}
+	for (; n < a->n1; n++) {
+		size_t i = 0;
+
+		for (; i + 4 <= a->m; i += 4)
+			quant_tile(a, q4, n, i, 1, 4);
+		for (; i < a->m; i++)
+			quant_tile(a, q4, n, i, 1, 1);
+	}
+}
+
+static void gemm_q8_0(const struct shxk_gemm_args *a)
+{
+	gemm_quant(a, 0);
+}
+
+static void gemm_q4_0(const struct shxk_gemm_args *a)
+{
+	gemm_quant(a, 1);
+}
+
+/* ---- Q8_0 / Q4_0, X8 layout ---- */
+
+/* Activation bytes 8p..8p+7 of a block, in every lane pair. */
+INLINE __m512i bcast8(const int8_t *p)
+{
+	long long v;
+
+	memcpy(&v, p, 8);
+	return _mm512_set1_epi64(v);
+}
+
+/*
+ * One 8-row group g times MT activation rows from i. Lane 2r + h of an
+ * accumulator holds half of row r's dot product; pairs are added at the
+ * end.
+ */
+INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
+		    size_t i, const int MT)
+{
+	size_t bs = q4 ? sizeof(struct shxk_block_q4_0) :
+			 sizeof(struct shxk_block_q8_0);
+	const uint8_t *col = a->w + g * a->wstride;
+	/* Duplicates each of 8 f16 scales into a lane pair. */
+	const __m256i dup = _mm256_setr_epi16(0, 0, 1, 1, 2, 2, 3, 3,
+					      4, 4, 5, 5, 6, 6, 7, 7);
+	const __m512i m4 = _mm512_set1_epi8(15), flip = _mm512_set1_epi8(-128);
+	const int bias = q4 ? -8 : -128;
+	__m512 acc[4];
+
+	for (int u = 0; u < MT; u++)
+		acc[u] = _mm512_setzero_ps();
+	for (size_t j = 0; j < a->k / SHXK_QK; j++, col += bs * SHXK_X8) {
+		__m512 dw = _mm512_cvtph_ps(_mm256_permutexvar_epi16(dup,
+			_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)col))));
+		__m512i w[4];
+
+		/* w[c] pairs with activation bytes 8c..8c+7. */
+		if (q4) {
+			__m512i c0 = _mm512_loadu_si512(col + 16);
+			__m512i c1 = _mm512_loadu_si512(col + 80);
+
+			w[0] = _mm512_and_si512(c0, m4);
+			w[1] = _mm512_and_si512(c1, m4);
+			w[2] = _mm512_and_si512(_mm512_srli_epi16(c0, 4), m4);
+			w[3] = _mm512_and_si512(_mm512_srli_epi16(c1, 4), m4);
+		} else {
+			for (int c = 0; c < 4; c++)
+				w[c] = _mm512_xor_si512(
+					_mm512_loadu_si512(col + 16 + 64 * c), flip);
+		}
+		for (int u = 0; u < MT; u++) {
+			const uint8_t *ar = a->act + (i + u) * a->astride;
+			const int8_t *x = (const int8_t *)ar + j * SHXK_QK;
+			/* The bias once per row: in the even lane only. */
+			__m512i dot = _mm512_maskz_set1_epi32(0x5555,
+					bias * shxk_act_s(ar, a->k)[j]);
+
+			dot = _mm512_dpbusd_epi32(dot, w[0], bcast8(x));
+			dot = _mm512_dpbusd_epi32(dot, w[1], bcast8(x + 8));
+			dot = _mm512_dpbusd_epi32(dot, w[2], bcast8(x + 16));
+			dot = _mm512_dpbusd_epi32(dot, w[3], bcast8(x + 24));
+			acc[u] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot),
+				_mm512_mul_ps(dw, _mm512_set1_ps(shxk_act_d(ar, a->k)[j])),
+				acc[u]);
+		}
+	}
+	for (int u = 0; u < MT; u++) {
+		/* Pair sums land in the even lanes; pack them to 8 rows. */
+		__m512 s = _mm512_add_ps(acc[u], _mm512_permute_ps(acc[u], 0xb1));
+		__m256 rows = _mm512_castps512_ps256(_mm512_maskz_compress_ps(0x5555, s));
+		size_t n = g * SHXK_X8;
+
+		if (a->yt == SHXK_F32 && n >= a->n0 && n + 8 <= a->n1) {
+			_mm256_storeu_ps((float *)a->y + (i + u) * a->ldy + n, rows);
+		} else {
+			float v[8];
+
+			_mm256_storeu_ps(v, rows);
+			for (int r = 0; r < 8; r++)
+				if (n + r >= a->n0 && n + r < a->n1)
+					shxk_store(a, i + u, n + r, v[r]);
+		}
+	}
+}
+
+INLINE void gemm_x8(const struct shxk_gemm_args *a, int q4)
+{
+	for (size_t g = a->n0 / SHXK_X8; g * SHXK_X8 < a->n1; g++) {
+		size_t i = 0;
+
+		for (; i + 4 <= a->m; i += 4)
+			x8_tile(a, q4, g, i, 4);
+		for (; i < a->m; i++)
+			x8_tile(a, q4, g, i, 1);
+	}
+}
+
+static void gemm_x8_q8_0(const struct shxk_gemm_args *a)
+{
+	gemm_x8(a, 0);
+}
+
+static void gemm_x8_q4_0(const struct shxk_gemm_args *a)
+{
+	gemm_x8(a, 1);
+}
+
+const struct shxk_ops shxk_ops_avx512 = {
+	.name = "avx512",
+	.quant = {
+		[SHXK_F16] = shxk_quant_f16_generic,
+		[SHXK_BF16] = shxk_quant_bf16_generic,
+		[SHXK_Q8_0] = shxk_quant_q8_0_generic,
+		[SHXK_Q4_0] = shxk_quant_q4_0_generic,
+	},
+	.act_q8 = act_q8,
+	.gemm = {
+		[SHXK_F32] = gemm_f32,
+		[SHXK_F16] = gemm_f16,
+		[SHXK_BF16] = gemm_bf16,
+		[SHXK_Q8_0] = gemm_q8_0,
+		[SHXK_Q4_0] = gemm_q4_0,
+	},
+	.gemm_x8 = {
+		[SHXK_Q8_0] = gemm_x8_q8_0,
+		[SHXK_Q4_0] = gemm_x8_q4_0,
+	},
+};
