@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ggml's CPU backend as a peer, loaded at run time from a folder holding
+ * libggml-base.so and libggml-cpu-<variant>.so (tools/fetch-ggml.sh gets
+ * them from the npm package @node-llama-cpp/linux-x64).
+ *
+ * No ggml header is used: the few functions the bench calls are declared
+ * below from ggml's public C API, with opaque pointers for everything but
+ * ggml_init_params. The variant is chosen the way ggml's own loader does:
+ * the highest ggml_backend_score() among the libraries in the folder.
+ *
+ * The product is ggml_mul_mat(W, x) with W [k x n] of the weight type and x
+ * [k x m] f32, computed by the CPU backend on a ggml threadpool of nthr
+ * threads (persistent across calls, as in llama.cpp's decode loop), weights
+ * in plain row order (no repack buffer type).
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+/* ggml's enum ggml_type values for the formats we compare. */
+static const int ggml_type_of[BENCH_NWTYPES] = {
+	[BENCH_Q4_0] = 2, [BENCH_Q8_0] = 8, [BENCH_BF16] = 30,
+	[BENCH_F16] = 1, [BENCH_F32] = 0,
+};
+#define GGML_TYPE_F32 0
+
+struct ggml_init_params {
+	size_t mem_size;
+	void *mem_buffer;
+	bool no_alloc;
+};
+
+/* ggml_threadpool_params is filled by ggml itself; room to spare. */
+#define TP_PARAMS_BYTES 4096
+
+struct ggml_api {
+	void *(*init)(struct ggml_init_params);
+	void (*free)(void *ctx);
+	void *(*new_tensor_2d)(void *ctx, int type, int64_t ne0, int64_t ne1);
+	void *(*get_data)(const void *t);
+	void *(*mul_mat)(void *ctx, void *a, void *b);
+	void *(*new_graph_custom)(void *ctx, size_t size, bool grads);
+	size_t (*graph_overhead_custom)(size_t size, bool grads);
+	void (*build_forward_expand)(void *graph, void *t);
+	size_t (*quantize_chunk)(int type, const float *src, void *dst,
+				 int64_t start, int64_t nrows,
+				 int64_t n_per_row, const float *imatrix);
+	size_t (*row_size)(int type, int64_t ne);
+	size_t (*tensor_overhead)(void);
+	void (*tp_params_init)(void *params, int n_threads);
+	int (*graph_compute)(void *backend, void *graph);
+	void (*backend_free)(void *backend);
+	/* from the CPU variant */
+	void *(*cpu_init)(void);
+	void (*set_n_threads)(void *backend, int n);
+	void (*set_threadpool)(void *backend, void *tp);
+	void *(*tp_new)(void *params);
+	void (*tp_free)(void *tp);
+};
+
+struct ggml_peer {
+	void *base, *cpu;
+	void *backend;
+	struct ggml_api f;
+	char variant[256];
+};
+
+struct ggml_case {
+	struct ggml_peer *p;
+	int type, k, n;
+	size_t copies, wbytes, mem_bytes;
+	void *mem, *ctx;
+	void **w;
+};
+
+#define SYM(lib, field, name)						\
+	do {								\
+		*(void **)&p->f.field = dlsym(p->lib, name);		\
+		if (!p->f.field)					\
+			return -ENOSYS;					\
+	} while (0)
+
+static int bind_base(struct ggml_peer *p)
+{
+	SYM(base, init, "ggml_init");
+	SYM(base, free, "ggml_free");
+	SYM(base, new_tensor_2d, "ggml_new_tensor_2d");
+	SYM(base, get_data, "ggml_get_data");
+	SYM(base, mul_mat, "ggml_mul_mat");
+	SYM(base, new_graph_custom, "ggml_new_graph_custom");
+	SYM(base, graph_overhead_custom, "ggml_graph_overhead_custom");
+	SYM(base, build_forward_expand, "ggml_build_forward_expand");
+	SYM(base, quantize_chunk, "ggml_quantize_chunk");
+	SYM(base, row_size, "ggml_row_size");
+	SYM(base, tensor_overhead, "ggml_tensor_overhead");
+	SYM(base, tp_params_init, "ggml_threadpool_params_init");
+	SYM(base, graph_compute, "ggml_backend_graph_compute");
+	SYM(base, backend_free, "ggml_backend_free");
+	return 0;
+}
+
+static int bind_cpu(struct ggml_peer *p)
+{
+	SYM(cpu, cpu_init, "ggml_backend_cpu_init");
+	SYM(cpu, set_n_threads, "ggml_backend_cpu_set_n_threads");
+	SYM(cpu, set_threadpool, "ggml_backend_cpu_set_threadpool");
+	SYM(cpu, tp_new, "ggml_threadpool_new");
+	SYM(cpu, tp_free, "ggml_threadpool_free");
+	return 0;
+}
+
+/* Loads every libggml-cpu-*.so in dir and keeps the best-scoring one. */
+static int pick_cpu(struct ggml_peer *p, const char *dir)
+{
+	struct dirent *de;
+	int best = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char path[4096];
+		int (*score)(void);
+		void *h;
+		int s;
+
+		if (strncmp(de->d_name, "libggml-cpu", 11) ||
+		    !strstr(de->d_name, ".so"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (!h)
+			continue;
+		*(void **)&score = dlsym(h, "ggml_backend_score");
+		/* A variant without a score is a single-ISA build: lowest. */
+		s = score ? score() : 1;
+		if (s > best) {
+			if (p->cpu)
+				dlclose(p->cpu);
+			p->cpu = h;
+			best = s;
+			snprintf(p->variant, sizeof(p->variant), "%s",
+				 de->d_name);
+		} else {
+			dlclose(h);
+		}
+	}
+	closedir(d);
+	return p->cpu ? 0 : -ENOENT;
+}
+
+int ggml_peer_open(struct ggml_peer **out, const char *dir,
+		   const char **variant)
+{
+	struct ggml_peer *p;
+	char path[4096];
+	int err;
+
+	if (!dir || !*dir)
+		return -ENOENT;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	/* Global, so the CPU variants find it by its soname. */
+	snprintf(path, sizeof(path), "%s/libggml-base.so", dir);
+	p->base = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	err = p->base ? bind_base(p) : -ENOENT;
+	if (!err)
+		err = pick_cpu(p, dir);
+	if (!err)
+		err = bind_cpu(p);
+	if (!err) {
+		p->backend = p->f.cpu_init();
+		if (!p->backend)
+			err = -ENOMEM;
+	}
+	if (err) {
+		ggml_peer_close(p);
+		return err;
+	}
+	*variant = p->variant;
+	*out = p;
+	return 0;
+}
+
+void ggml_peer_close(struct ggml_peer *p)
+{
+	if (!p)
+		return;
+	if (p->backend)
+		p->f.backend_free(p->backend);
+	if (p->cpu)
+		dlclose(p->cpu);
+	if (p->base)
+		dlclose(p->base);
+	free(p);
+}
+
+int ggml_case_new(struct ggml_peer *p, struct ggml_case **out,
+		  enum bench_wtype t, int k, int n, const float *w)
+{
+	struct ggml_case *c;
+	size_t i;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->p = p;
+	c->type = ggml_type_of[t];
+	c->k = k;
+	c->n = n;
+	c->wbytes = p->f.row_size(c->type, k) * (size_t)n;
+	c->copies = bench_copies(c->wbytes);
+	c->w = calloc(c->copies, sizeof(*c->w));
+	/* Our own memory for the context: the same huge pages ours get. */
+	c->mem_bytes = c->copies * (c->wbytes + p->f.tensor_overhead() + 64) +
+		       (1 << 20);
+	c->mem = c->w ? bench_alloc(c->mem_bytes) : NULL;
+	if (c->mem)
+		c->ctx = p->f.init((struct ggml_init_params){
+			.mem_size = c->mem_bytes, .mem_buffer = c->mem });
+	if (!c->ctx) {
+		ggml_case_free(c);
+		return -ENOMEM;
+	}
+	for (i = 0; i < c->copies; i++) {
+		c->w[i] = p->f.new_tensor_2d(c->ctx, c->type, k, n);
+		if (!c->w[i]) {
+			ggml_case_free(c);
+			return -ENOMEM;
+		}
+		/* Quantize once with ggml's own code; the rest are copies. */
+		if (i == 0)
+			p->f.quantize_chunk(c->type, w, p->f.get_data(c->w[0]),
+					    0, n, k, NULL);
+		else
+			memcpy(p->f.get_data(c->w[i]),
+			       p->f.get_data(c->w[0]), c->wbytes);
+	}
+	*out = c;
+	return 0;
+}
+
+void ggml_case_free(struct ggml_case *c)
+{
+	if (!c)
+		return;
+	if (c->ctx)
+		c->p->f.free(c->ctx);
+	bench_free(c->mem, c->mem_bytes);
+	free(c->w);
+	free(c);
+}
+
+/* One product per weight copy, each its own one-node graph. */
+struct ggml_run {
+	struct ggml_case *c;
+	void **graphs;
+	size_t next;
+};
+
+static int ggml_call(void *arg)
+{
+	struct ggml_run *r = arg;
+	struct ggml_peer *p = r->c->p;
+	void *g = r->graphs[r->next];
+
+	r->next = (r->next + 1) % r->c->copies;
+	return p->f.graph_compute(p->backend, g) ? -EIO : 0;
+}
+
+int ggml_case_time(struct ggml_case *c, int m, int nthr, double budget_s,
+		   double *sec)
+{
+	struct ggml_peer *p = c->p;
+	struct ggml_run r = { .c = c };
+	size_t gsz = p->f.graph_overhead_custom(8, false);
+	size_t mem, i;
+	void *ctx, *x, *tp = NULL;
+	float *xd;
+	_Alignas(64) unsigned char tpp[TP_PARAMS_BYTES] = { 0 };
+	int err = -ENOMEM;
+
+	mem = (size_t)c->k * m * 4 + (size_t)c->n * m * 4 * c->copies +
+	      (p->f.tensor_overhead() * 2 + gsz + 256) * (c->copies + 1) +
+	      (1 << 20);
+	ctx = p->f.init((struct ggml_init_params){ .mem_size = mem });
+	r.graphs = calloc(c->copies, sizeof(*r.graphs));
+	if (!ctx || !r.graphs)
+		goto out;
+	x = p->f.new_tensor_2d(ctx, GGML_TYPE_F32, c->k, m);
+	if (!x)
+		goto out;
+	xd = p->f.get_data(x);
+	for (i = 0; i < (size_t)c->k * m; i++)
+		xd[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
+	for (i = 0; i < c->copies; i++) {
+		void *y = p->f.mul_mat(ctx, c->w[i], x);
+
+		r.graphs[i] = y ? p->f.new_graph_custom(ctx, 8, false) : NULL;
+		if (!r.graphs[i])
+			goto out;
+		p->f.build_forward_expand(r.graphs[i], y);
+	}
+	p->f.tp_params_init(tpp, nthr);
+	tp = p->f.tp_new(tpp);
+	if (!tp)
+		goto out;
+	p->f.set_n_threads(p->backend, nthr);
+	p->f.set_threadpool(p->backend, tp);
+	err = bench_time_calls(ggml_call, &r, budget_s, sec);
+	p->f.set_threadpool(p->backend, NULL);
+	p->f.tp_free(tp);
+out:
+	free(r.graphs);
+	if (ctx)
+		p->f.free(ctx);
+	return err;
+}

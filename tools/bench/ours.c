@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Our kernels (libshxk) under the same conditions as the peers: a rotation
+ * set of weight copies (>= 512 MiB) so each call streams from DRAM, one
+ * pinned thread per output row range, activations prepared inside the
+ * timed call (ggml quantizes its input inside its call too).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "shxk.h"
+
+static const enum shxk_type shxk_of[BENCH_NWTYPES] = {
+	[BENCH_Q4_0] = SHXK_Q4_0, [BENCH_Q8_0] = SHXK_Q8_0,
+	[BENCH_BF16] = SHXK_BF16, [BENCH_F16] = SHXK_F16,
+	[BENCH_F32] = SHXK_F32,
+};
+
+/* Rows of a thread's range start on this multiple (an X8 group, a line). */
+#define ROW_ALIGN 16
+#define MAX_THREADS 64
+
+struct ours_case {
+	struct shxk_weights w;		/* data: the copy in use */
+	char *mem;
+	size_t stride, copies, mem_bytes;
+};
+
+/* One timed configuration: the case, its inputs and the team. */
+struct ours_run {
+	struct ours_case *c;
+	size_t m, use, next;
+	const float *x;
+	void *act;
+	float *y;
+	struct bench_team *team;
+	int err[MAX_THREADS];
+};
+
+int ours_init(const char **isa)
+{
+	int err = shxk_init();
+
+	*isa = shxk_isa_name();
+	return err;
+}
+
+static void split(size_t n, int tid, int nthr, size_t *r0, size_t *r1)
+{
+	*r0 = n * (size_t)tid / (size_t)nthr / ROW_ALIGN * ROW_ALIGN;
+	*r1 = tid == nthr - 1 ? n :
+	      n * (size_t)(tid + 1) / (size_t)nthr / ROW_ALIGN * ROW_ALIGN;
+}
+
+int ours_case_new(struct ours_case **out, enum bench_wtype t, int k, int n,
+		  const float *w, int x8)
+{
+	enum shxk_type st = shxk_of[t];
+	struct ours_case *c;
+	size_t rows_bytes = shxk_row_size(st, (size_t)k) * (size_t)n, i;
+	void *rows;
+	int err;
+
+	if (!rows_bytes)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	rows = malloc(rows_bytes);
+	if (!c || !rows) {
+		free(c);
+		free(rows);
+		return -ENOMEM;
+	}
+	c->w = (struct shxk_weights){ .type = st, .n = (size_t)n,
+				      .k = (size_t)k, .data = rows };
+	/* The interleaved layout exists for the block formats only. */
+	x8 = x8 && (st == SHXK_Q4_0 || st == SHXK_Q8_0);
+	c->stride = x8 ? shxk_repack_size(st, SHXK_LAYOUT_X8, c->w.n, c->w.k) :
+			 rows_bytes;
+	c->stride = (c->stride + 4095) & ~(size_t)4095;
+	c->copies = bench_copies(c->stride);
+	c->mem_bytes = c->stride * c->copies;
+	c->mem = bench_alloc(c->mem_bytes);
+	err = c->mem ? shxk_quantize(st, w, rows, c->w.k, 0, c->w.n) : -ENOMEM;
+	if (!err && x8)
+		err = shxk_repack(&c->w, SHXK_LAYOUT_X8, c->mem, 0,
+				  (c->w.n + 7) / 8);
+	else if (!err)
+		memcpy(c->mem, rows, rows_bytes);
+	free(rows);
+	if (err) {
+		ours_case_free(c);
+		return err;
+	}
+	c->w.layout = x8 ? SHXK_LAYOUT_X8 : SHXK_LAYOUT_ROWS;
+	c->w.data = c->mem;
+	for (i = 1; i < c->copies; i++)
+		memcpy(c->mem + i * c->stride, c->mem, c->stride);
+	*out = c;
+	return 0;
+}
+
+void ours_case_free(struct ours_case *c)
+{
+	if (!c)
+		return;
+	bench_free(c->mem, c->mem_bytes);
+	free(c);
+}
+
+static void gemm_rows(void *arg, int tid, int nthr)
+{
+	struct ours_run *r = arg;
+	size_t n0, n1;
+
+	split(r->c->w.n, tid, nthr, &n0, &n1);
+	r->err[tid] = shxk_gemm(&r->c->w, r->act, r->m, r->y, SHXK_F32,
+				r->c->w.n, n0, n1);
+}
+
+static int first_err(const int *err, int nthr)
+{
+	for (int i = 0; i < nthr; i++)
+		if (err[i])
+			return err[i];
+	return 0;
+}
+
+static int gemm_call(void *arg)
+{
+	struct ours_run *r = arg;
+	struct ours_case *c = r->c;
+	int err;
+
+	c->w.data = c->mem + r->next * c->stride;
+	r->next = (r->next + 1) % r->use;
+	err = shxk_act_prepare(c->w.type, SHXK_F32, r->x, c->w.k, c->w.k,
+			       r->act, 0, r->m);
+	if (err)
+		return err;
+	bench_team_run(r->team, gemm_rows, r);
+	return first_err(r->err, MAX_THREADS);
+}
+
+int ours_case_time(struct ours_case *c, int m, int nthr, int warm,
+		   double budget_s, double *sec)
+{
+	struct ours_run *r;
+	float *x;
+	size_t i;
+	int err = -ENOMEM;
+
+	if (nthr > MAX_THREADS)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	x = malloc(c->w.k * (size_t)m * sizeof(*x));
+	if (!r || !x)
+		goto out;
+	r->c = c;
+	r->m = (size_t)m;
+	r->use = warm ? 1 : c->copies;
+	for (i = 0; i < c->w.k * (size_t)m; i++)
+		x[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
+	r->x = x;
+	r->act = malloc(shxk_act_row_size(c->w.type, c->w.k) * (size_t)m);
+	r->y = malloc(c->w.n * (size_t)m * sizeof(float));
+	if (!r->act || !r->y)
+		goto out;
+	err = bench_team_new(&r->team, nthr);
+	if (err)
+		goto out;
+	err = bench_time_calls(gemm_call, r, budget_s, sec);
+	bench_team_free(r->team);
+out:
+	if (r) {
+		free(r->act);
+		free(r->y);
+	}
+	free(r);
+	free(x);
+	return err;
+}
+
+/* ---- decode attention ---- */
+
+#define ATTN_BLOCK	16	/* tokens per KV block */
+
+struct attn_run {
+	struct shxk_kv_cache kv;
+	int32_t *tables;	/* slots x blocks_per_seq block numbers */
+	float *q, *out;		/* nseq x q_heads x head_dim */
+	size_t nseq, slots, use, next, bps;
+	struct bench_team *team;
+	int err[MAX_THREADS];
+};
+
+/* Threads split (sequence, kv head) pairs: no KV byte is read twice. */
+static void attn_rows(void *arg, int tid, int nthr)
+{
+	struct attn_run *r = arg;
+	size_t units = r->nseq * BENCH_ATTN_KV_HEADS;
+	size_t u0 = units * (size_t)tid / (size_t)nthr;
+	size_t u1 = units * (size_t)(tid + 1) / (size_t)nthr;
+	size_t g = BENCH_ATTN_Q_HEADS / BENCH_ATTN_KV_HEADS;
+	size_t hd = BENCH_ATTN_HEAD_DIM, qsz = BENCH_ATTN_Q_HEADS * hd;
+	float scale = 1.0f / 11.3137085f;	/* 1 / sqrt(128) */
+
+	r->err[tid] = 0;
+	while (u0 < u1 && !r->err[tid]) {
+		size_t s = u0 / BENCH_ATTN_KV_HEADS, h0 = u0 % BENCH_ATTN_KV_HEADS;
+		size_t h1 = BENCH_ATTN_KV_HEADS;
+		size_t slot = (r->next * r->nseq + s) % r->slots;
+
+		if (u1 - s * BENCH_ATTN_KV_HEADS < h1)
+			h1 = u1 - s * BENCH_ATTN_KV_HEADS;
+		r->err[tid] = shxk_attn_decode(&r->kv, r->tables + slot * r->bps,
+					       r->q + s * qsz,
+					       BENCH_ATTN_Q_HEADS, scale, 0,
+					       BENCH_ATTN_CTX, r->out + s * qsz,
+					       NULL, h0 * g, h1 * g);
+		u0 = s * BENCH_ATTN_KV_HEADS + h1;
+	}
+}
+
+static int attn_call(void *arg)
+{
+	struct attn_run *r = arg;
+
+	bench_team_run(r->team, attn_rows, r);
+	r->next = (r->next + 1) % r->use;
+	return first_err(r->err, MAX_THREADS);
+}
+
+int ours_attn_time(int nseq, int nthr, int warm, double budget_s,
+		   double *sec, double *kv_bytes)
+{
+	size_t hd = BENCH_ATTN_HEAD_DIM, qsz = BENCH_ATTN_Q_HEADS * hd;
+	size_t blk = ATTN_BLOCK * BENCH_ATTN_KV_HEADS * hd * 2;	/* f16 */
+	size_t seq_bytes = 2 * BENCH_ATTN_CTX / ATTN_BLOCK * blk;
+	struct attn_run r = { .nseq = (size_t)nseq };
+	size_t nblocks, i, half;
+	char *pool = NULL;
+	int err = -ENOMEM;
+
+	if (nthr > MAX_THREADS || nseq < 1)
+		return -EINVAL;
+	r.bps = BENCH_ATTN_CTX / ATTN_BLOCK;
+	/* Enough sequence slots for >= 512 MiB of K and V, in whole steps. */
+	r.slots = (size_t)nseq * bench_copies(seq_bytes * (size_t)nseq);
+	r.use = warm ? 1 : r.slots / (size_t)nseq;
+	nblocks = r.slots * r.bps;
+	half = nblocks * blk;
+	pool = bench_alloc(2 * half);
+	r.tables = malloc(nblocks * sizeof(*r.tables));
+	r.q = malloc((size_t)nseq * qsz * sizeof(float));
+	r.out = malloc((size_t)nseq * qsz * sizeof(float));
+	if (!pool || !r.tables || !r.q || !r.out)
+		goto out;
+	/* 0x3030 is a small finite f16: the values do not change the time. */
+	memset(pool, 0x30, 2 * half);
+	for (i = 0; i < (size_t)nseq * qsz; i++)
+		r.q[i] = (float)(i % 17) / 17.0f;
+	/* Blocks scattered over the pool, as a paged cache ends up. */
+	for (i = 0; i < nblocks; i++)
+		r.tables[i] = (int32_t)i;
+	for (i = nblocks - 1; i > 0; i--) {
+		size_t j = (i * 2654435761u + 12345) % (i + 1);
+		int32_t tmp = r.tables[i];
+
+		r.tables[i] = r.tables[j];
+		r.tables[j] = tmp;
+	}
+	r.kv = (struct shxk_kv_cache){
+		.type = SHXK_F16, .block_size = ATTN_BLOCK,
+		.kv_heads = BENCH_ATTN_KV_HEADS, .head_dim = hd,
+		.k = pool, .v = pool + half,
+	};
+	err = bench_team_new(&r.team, nthr);
+	if (err)
+		goto out;
+	err = bench_time_calls(attn_call, &r, budget_s, sec);
+	bench_team_free(r.team);
+	*kv_bytes = (double)seq_bytes * nseq;
+out:
+	bench_free(pool, 2 * half);
+	free(r.tables);
+	free(r.q);
+	free(r.out);
+	return err;
+}
