@@ -7,6 +7,9 @@ SHRT_SO		:= $(B)/runtime/libsyshax-rt.so.$(SHRT_VERSION)
 SHRT_A		:= $(B)/runtime/libsyshax-rt.a
 # The static archive, for programs of this tree that link it (syshaxd).
 SYSHAX_RT_A	:= $(SHRT_A)
+# daemon.mk is read before this file, so its prerequisite list saw no
+# SYSHAX_RT_A yet: name the dependency here.
+$(B)/syshaxd: $(SHRT_A)
 SHRT_PC		:= $(B)/runtime/syshax-rt.pc
 SHRT_HDRS	:= runtime/include/syshax/rt.h uapi/syshax.h uapi/syshax_ops.h
 # What a program in this tree adds to use the library (the shared one).
