@@ -1,0 +1,21 @@
+# daemon/: syshaxd (config, engine, userspace broker from broker.mk).
+SHXD_VERSION	:= 0.1.0
+CPPFLAGS_daemon	+= -I$(CURDIR)/runtime/include -DSHXD_VERSION='"$(SHXD_VERSION)"'
+
+SHXD_OBJS := $(addprefix $(B)/daemon/,config.o engine.o exec.o log.o main.o)
+
+# The static library: syshaxd also runs in the VM guest, which has no
+# library path for the tree's build folder.
+$(B)/syshaxd: $(SHXD_OBJS) $(SHXD_BROKER_OBJS) $(SHRT_A)
+	$(CC) $(LDFLAGS) -o $@ $(SHXD_OBJS) $(SHXD_BROKER_OBJS) $(SHRT_A) \
+		$(SHXD_BROKER_LIBS) $(shell $(PKG_CONFIG) --libs numa) -pthread
+
+ALL	 += $(B)/syshaxd
+VM_FILES += $(B)/syshaxd
+INSTALLS += install-syshaxd
+
+.PHONY: install-syshaxd
+install-syshaxd: $(B)/syshaxd
+	install -D -m 0755 $(B)/syshaxd $(DESTDIR)$(PREFIX)/sbin/syshaxd
+	install -D -m 0644 docs/man/syshaxd.8 $(DESTDIR)$(PREFIX)/share/man/man8/syshaxd.8
+	install -D -m 0644 daemon/syshaxd.service $(DESTDIR)$(PREFIX)/lib/systemd/system/syshaxd.service

@@ -1,0 +1,23 @@
+# tests/conformance/: one suite, run against both backends.
+#   host: make check  -> run-host.sh starts a syshaxd broker, the suite its
+#                        own engine (userspace backend)
+#   VM:   make vm-check -> the suite runs in the guest against /dev/syshax
+#                        and starts /bin/syshaxd --engine-only
+CONF_SRCS := $(sort $(wildcard tests/conformance/*.c))
+CONF_OBJS := $(CONF_SRCS:%.c=$(B)/%.o)
+CONF_BIN  := $(B)/tests/conformance/conformance
+
+CPPFLAGS_tests += -I$(CURDIR)/runtime/include
+
+# Static library: the same binary runs in the VM guest.
+$(CONF_BIN): $(CONF_OBJS) $(SHRT_A)
+	$(CC) $(LDFLAGS) -o $@ $(CONF_OBJS) $(SHRT_A) \
+		$(shell $(PKG_CONFIG) --libs cunit) -pthread
+
+.PHONY: check-conformance
+check-conformance: $(CONF_BIN) $(B)/syshaxd
+	tests/conformance/run-host.sh $(B)/syshaxd $(CONF_BIN)
+
+ALL	+= $(CONF_BIN)
+CHECKS	+= check-conformance
+VM_BINS	+= $(CONF_BIN)
