@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * syshax.ko buffers through raw ioctls on /dev/syshax: NUMA placement,
+ * mmap, pinning by others (BUF_REGISTER, O_DIRECT), accounting, limits and
+ * errnos. Runs in the VM (make vm-check); exits 77 without the device.
+ */
+#include <grp.h>
+#include <hugetlbfs.h>
+#include <numa.h>
+#include <numaif.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "t_kmod.h"
+
+#define T_SIZE	(4 * T_MIB)
+#define T_PARAM	"/sys/module/syshax/parameters/max_pinned_mb"
+
+static int g_fd = -1;
+
+/* In the VM everything a test needs is there: a missing piece fails. */
+static void t_skip(const char *what)
+{
+	if (getenv("SYSHAX_VM"))
+		CU_FAIL_FATAL("missing in the VM (see stdout)");
+	printf("\n*** SKIP: %s ***\n", what);
+}
+
+static void test_version(void)
+{
+	struct syshax_version_args v;
+
+	memset(&v, 0xff, sizeof(v));
+	CU_ASSERT_EQUAL_FATAL(t_ioctl(g_fd, SYSHAX_IOC_VERSION, &v), 0);
+	CU_ASSERT_EQUAL(v.uapi_version, SYSHAX_UAPI_VERSION);
+	CU_ASSERT_EQUAL(v.features & (SYSHAX_FEAT_BUF | SYSHAX_FEAT_DMABUF |
+				      SYSHAX_FEAT_REGISTER),
+			SYSHAX_FEAT_BUF | SYSHAX_FEAT_DMABUF | SYSHAX_FEAT_REGISTER);
+	CU_ASSERT_EQUAL(v.chunk_size, SYSHAX_CHUNK_SIZE);
+	CU_ASSERT_EQUAL(v.max_buf_size, 1ULL << 40);
+	CU_ASSERT_EQUAL(v.max_refs, SYSHAX_JOB_MAX_REFS);
+	CU_ASSERT(v.nr_nodes >= (uint32_t)numa_max_node() + 1);
+	CU_ASSERT(v.max_pinned > 0);
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(v.reserved[i], 0);
+}
+
+/* Allocates on node, checks placement with move_pages(2) and BUF_INFO. */
+static void t_alloc_on(int node)
+{
+	enum { NPAGES = T_SIZE / 4096 };
+	static void *pages[NPAGES];
+	static int status[NPAGES];
+	struct syshax_buf_alloc_args a;
+	struct syshax_buf_info_args info;
+	uint8_t *p;
+	int bad = 0;
+
+	if (node > numa_max_node()) {
+		t_skip("this machine has no NUMA node 1");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_SIZE, node, 0, &a), 0);
+	CU_ASSERT_EQUAL(a.size, T_SIZE);
+	CU_ASSERT(a.handle != 0);
+	CU_ASSERT(a.id != 0);
+	p = t_map(g_fd, a.mmap_offset, T_SIZE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	for (int i = 0; i < NPAGES; i++) {
+		pages[i] = p + (size_t)i * 4096;
+		status[i] = -1;
+	}
+	CU_ASSERT_EQUAL(move_pages(0, NPAGES, pages, NULL, status, 0), 0);
+	for (int i = 0; i < NPAGES; i++)
+		bad += status[i] != node;
+	CU_ASSERT_EQUAL(bad, 0);
+
+	CU_ASSERT_EQUAL_FATAL(t_info(g_fd, a.handle, &info), 0);
+	CU_ASSERT_EQUAL(info.kind, SYSHAX_BUF_KIND_ALLOC);
+	CU_ASSERT_EQUAL(info.size, T_SIZE);
+	CU_ASSERT_EQUAL(info.mmap_offset, a.mmap_offset);
+	CU_ASSERT_EQUAL(info.id, a.id);
+	CU_ASSERT_EQUAL(info.chunk_size, SYSHAX_CHUNK_SIZE);
+	CU_ASSERT_EQUAL(info.nr_chunks, 2);
+	CU_ASSERT_EQUAL(info.node, node);
+	CU_ASSERT_EQUAL(info.flags, 0);
+	for (int n = 0; n < SYSHAX_MAX_NODES; n++)
+		CU_ASSERT_EQUAL(info.node_bytes[n], n == node ? T_SIZE : 0);
+	CU_ASSERT_EQUAL(munmap(p, T_SIZE), 0);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+}
+
+static void test_alloc_node0(void)
+{
+	t_alloc_on(0);
+}
+
+static void test_alloc_node1(void)
+{
+	t_alloc_on(1);
+}
+
+/* node -1: the caller's node, reported as asked; bytes all on one node. */
+static void test_alloc_local(void)
+{
+	struct syshax_buf_alloc_args a;
+	struct syshax_buf_info_args info;
+	uint64_t sum = 0;
+
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_SIZE, -1, 0, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(t_info(g_fd, a.handle, &info), 0);
+	CU_ASSERT_EQUAL(info.node, -1);
+	for (int n = 0; n < SYSHAX_MAX_NODES; n++) {
+		CU_ASSERT(info.node_bytes[n] == 0 || info.node_bytes[n] == T_SIZE);
+		sum += info.node_bytes[n];
+	}
+	CU_ASSERT_EQUAL(sum, T_SIZE);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+}
+
+/* 3 MiB: one 2 MiB chunk and one 1 MiB chunk, 3 MiB pinned exactly. */
+static void test_alloc_tail(void)
+{
+	struct syshax_buf_alloc_args a;
+	struct syshax_buf_info_args info;
+	uint64_t before = t_pinned(g_fd);
+
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, 3 * T_MIB - 100, 0, 0, &a), 0);
+	CU_ASSERT_EQUAL(a.size, 3 * T_MIB);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before + 3 * T_MIB);
+	CU_ASSERT_EQUAL_FATAL(t_info(g_fd, a.handle, &info), 0);
+	CU_ASSERT_EQUAL(info.nr_chunks, 2);
+	CU_ASSERT_EQUAL(info.chunk_size, SYSHAX_CHUNK_SIZE);
+	CU_ASSERT_EQUAL(info.node_bytes[0], 3 * T_MIB);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+}
+
+/* Zeroed at alloc; two mappings of one buffer see the same bytes. */
+static void test_mmap_rw(void)
+{
+	struct syshax_buf_alloc_args a;
+	uint8_t *p, *q;
+	size_t nonzero = 0;
+
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_SIZE, 0, 0, &a), 0);
+	p = t_map(g_fd, a.mmap_offset, T_SIZE);
+	q = t_map(g_fd, a.mmap_offset, T_SIZE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+	CU_ASSERT_PTR_NOT_EQUAL(p, q);
+	for (size_t i = 0; i < T_SIZE; i++)
+		nonzero += p[i] != 0;
+	CU_ASSERT_EQUAL(nonzero, 0);
+	t_fill(p, T_SIZE, 1);
+	CU_ASSERT_EQUAL(t_check(q, T_SIZE, 1), T_SIZE);
+	t_fill(q, T_SIZE, 2);
+	CU_ASSERT_EQUAL(t_check(p, T_SIZE, 2), T_SIZE);
+	CU_ASSERT_EQUAL(munmap(p, T_SIZE), 0);
+	CU_ASSERT_EQUAL(munmap(q, T_SIZE), 0);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+}
+
+static int t_map_errno(uint64_t offset, size_t len, int flags)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, g_fd,
+		       (off_t)offset);
+
+	if (p != MAP_FAILED) {
+		munmap(p, len);
+		return 0;
+	}
+	return -errno;
+}
+
+/* Bounds: the buffer's pages and nothing else, shared mappings only. */
+static void test_mmap_bounds(void)
+{
+	struct syshax_buf_alloc_args a;
+	uint8_t *p, *one;
+	void *grown;
+
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_SIZE, 0, 0, &a), 0);
+	CU_ASSERT_EQUAL(t_map_errno(a.mmap_offset, T_SIZE + 4096, MAP_SHARED),
+			-EINVAL);
+	CU_ASSERT_EQUAL(t_map_errno(a.mmap_offset + T_SIZE, 4096, MAP_SHARED),
+			-EINVAL);
+	CU_ASSERT_EQUAL(t_map_errno(a.mmap_offset + 4096, T_SIZE, MAP_SHARED),
+			-EINVAL);
+	CU_ASSERT_EQUAL(t_map_errno(0, 4096, MAP_SHARED), -EINVAL);
+	CU_ASSERT_EQUAL(t_map_errno(a.mmap_offset + (1000ULL << 40), 4096,
+				    MAP_SHARED), -EINVAL);
+	CU_ASSERT_EQUAL(t_map_errno(a.mmap_offset, T_SIZE, MAP_PRIVATE),
+			-EINVAL);
+
+	/* A window inside the buffer maps the pages at its offset. */
+	p = t_map(g_fd, a.mmap_offset, T_SIZE);
+	one = t_map(g_fd, a.mmap_offset + 2 * T_MIB + 4096, 4096);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+	t_fill(one, 4096, 3);
+	CU_ASSERT_EQUAL(t_check(p + 2 * T_MIB + 4096, 4096, 3), 4096);
+	/* VM_DONTEXPAND: the mapping cannot grow past the buffer. */
+	grown = mremap(p, T_SIZE, 2 * T_SIZE, MREMAP_MAYMOVE);
+	CU_ASSERT_PTR_EQUAL(grown, MAP_FAILED);
+	CU_ASSERT_EQUAL(munmap(one, 4096), 0);
+	CU_ASSERT_EQUAL(munmap(p, T_SIZE), 0);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+	/* A freed handle's offset maps nothing. */
+	CU_ASSERT_EQUAL(t_map_errno(a.mmap_offset, 4096, MAP_SHARED), -EINVAL);
+}
+
+/* Each piece of a split mapping holds the buffer until it goes. */
+static void test_mmap_split_lifetime(void)
+{
+	struct syshax_buf_alloc_args a;
+	uint64_t before = t_pinned(g_fd);
+	uint8_t *p;
+
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_SIZE, 0, 0, &a), 0);
+	p = t_map(g_fd, a.mmap_offset, T_SIZE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	t_fill(p, T_SIZE, 4);
+	CU_ASSERT_EQUAL(munmap(p + T_MIB, 4096), 0);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before + T_SIZE);
+	CU_ASSERT_EQUAL(t_check(p, T_MIB, 4), T_MIB);
+	CU_ASSERT_EQUAL(munmap(p, T_MIB), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before + T_SIZE);
+	CU_ASSERT_EQUAL(p[T_SIZE - 1], t_pat(T_SIZE - 1, 4));
+	CU_ASSERT_EQUAL(munmap(p + T_MIB + 4096, T_SIZE - T_MIB - 4096), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+}
+
+/*
+ * The mapping is pinnable as an xPU driver pins host memory: BUF_REGISTER
+ * (pin_user_pages_fast, FOLL_LONGTERM) of a range inside it aliases the same
+ * bytes, and keeps them after the first buffer is gone.
+ */
+static void test_register_inside_mapping(void)
+{
+	struct syshax_buf_register_args r = { 0 };
+	struct syshax_buf_alloc_args a;
+	struct syshax_buf_info_args info;
+	uint64_t before = t_pinned(g_fd);
+	uint8_t *p, *q;
+
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_SIZE, 0, 0, &a), 0);
+	p = t_map(g_fd, a.mmap_offset, T_SIZE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	/* 1 MiB .. 3 MiB: across the boundary of the two chunks. */
+	r.addr = (uintptr_t)(p + T_MIB);
+	r.size = 2 * T_MIB;
+	CU_ASSERT_EQUAL_FATAL(t_ioctl(g_fd, SYSHAX_IOC_BUF_REGISTER, &r), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before + T_SIZE + 2 * T_MIB);
+	CU_ASSERT_EQUAL_FATAL(t_info(g_fd, r.handle, &info), 0);
+	CU_ASSERT_EQUAL(info.kind, SYSHAX_BUF_KIND_REGISTERED);
+	CU_ASSERT_EQUAL(info.size, 2 * T_MIB);
+	CU_ASSERT_EQUAL(info.id, r.id);
+	CU_ASSERT_EQUAL(info.nr_chunks, 2);
+	CU_ASSERT_EQUAL(info.chunk_size, T_MIB);
+	CU_ASSERT_EQUAL(info.node_bytes[0], 2 * T_MIB);
+
+	q = t_map(g_fd, r.mmap_offset, 2 * T_MIB);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+	t_fill(q, 2 * T_MIB, 5);
+	CU_ASSERT_EQUAL(t_check(p + T_MIB, 2 * T_MIB, 5), 2 * T_MIB);
+	t_fill(p + T_MIB, 2 * T_MIB, 6);
+	CU_ASSERT_EQUAL(t_check(q, 2 * T_MIB, 6), 2 * T_MIB);
+
+	/* The pin outlives the buffer it came from. */
+	CU_ASSERT_EQUAL(munmap(p, T_SIZE), 0);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before + 2 * T_MIB);
+	CU_ASSERT_EQUAL(t_check(q, 2 * T_MIB, 6), 2 * T_MIB);
+	CU_ASSERT_EQUAL(munmap(q, 2 * T_MIB), 0);
+	CU_ASSERT_EQUAL(t_free(g_fd, r.handle), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+}
+
+/* O_DIRECT reads DMA into the mapping through get_user_pages. */
+static void test_odirect_read(void)
+{
+	const char *disk = getenv("SYSHAX_VM_DISK");
+	struct syshax_buf_alloc_args a;
+	size_t bad = 0;
+	uint8_t *p;
+	int dfd;
+
+	dfd = open(disk ? disk : "/dev/vda", O_RDONLY | O_DIRECT);
+	if (dfd < 0) {
+		t_skip("no test disk (byte i = i % 251) at $SYSHAX_VM_DISK");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_SIZE, 0, 0, &a), 0);
+	p = t_map(g_fd, a.mmap_offset, T_SIZE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	/* The whole buffer, across its chunk boundary. */
+	CU_ASSERT_EQUAL(pread(dfd, p, T_SIZE, 0), (ssize_t)T_SIZE);
+	for (size_t i = 0; i < T_SIZE; i++)
+		bad += p[i] != i % 251;
+	CU_ASSERT_EQUAL(bad, 0);
+	/* An unaligned file offset lands where asked. */
+	memset(p, 0, T_SIZE);
+	CU_ASSERT_EQUAL(pread(dfd, p + 8192, T_MIB, 4096 * 3), (ssize_t)T_MIB);
+	for (size_t i = 0; i < T_MIB; i++)
+		bad += p[8192 + i] != (i + 4096 * 3) % 251;
+	for (size_t i = 0; i < 8192; i++)
+		bad += p[i] != 0;
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(munmap(p, T_SIZE), 0);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+	close(dfd);
+}
+
+/* The counter goes back to exactly where it was: free, close, munmap. */
+static void test_pinned_counter(void)
+{
+	struct syshax_buf_alloc_args a, b;
+	uint64_t before = t_pinned(g_fd);
+	long long bufs = t_sysfs("nr_bufs");
+	uint8_t *p;
+	int fd2;
+
+	CU_ASSERT_EQUAL(t_sysfs("pinned_bytes"), (long long)before);
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_SIZE, 0, 0, &a), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before + T_SIZE);
+	CU_ASSERT_EQUAL(t_sysfs("pinned_bytes"), (long long)(before + T_SIZE));
+	CU_ASSERT_EQUAL(t_sysfs("nr_bufs"), bufs + 1);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+	CU_ASSERT_EQUAL(t_sysfs("nr_bufs"), bufs);
+
+	/* Close without free. */
+	fd2 = t_open();
+	CU_ASSERT_FATAL(fd2 >= 0);
+	CU_ASSERT_EQUAL(t_alloc(fd2, T_SIZE, 0, 0, &a), 0);
+	CU_ASSERT_EQUAL(t_alloc(fd2, 2 * T_MIB, -1, 0, &b), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before + T_SIZE + 2 * T_MIB);
+	CU_ASSERT_EQUAL(close(fd2), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+
+	/* Close with a live mapping: the mapping holds the buffer. */
+	fd2 = t_open();
+	CU_ASSERT_FATAL(fd2 >= 0);
+	CU_ASSERT_EQUAL_FATAL(t_alloc(fd2, T_SIZE, 0, 0, &a), 0);
+	p = t_map(fd2, a.mmap_offset, T_SIZE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_EQUAL(close(fd2), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before + T_SIZE);
+	t_fill(p, T_SIZE, 7);
+	CU_ASSERT_EQUAL(t_check(p, T_SIZE, 7), T_SIZE);
+	CU_ASSERT_EQUAL(munmap(p, T_SIZE), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+	CU_ASSERT_EQUAL(t_sysfs("nr_bufs"), bufs);
+}
+
+static int t_write_param(const char *val)
+{
+	int fd = open(T_PARAM, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -EIO;
+}
+
+/* max_pinned_mb caps all buffers together: over it, -ENOMEM. */
+static void test_cap(void)
+{
+	struct syshax_buf_alloc_args a, b;
+	struct syshax_version_args v;
+	uint64_t before = t_pinned(g_fd);
+	char old[32] = "";
+	FILE *f = fopen(T_PARAM, "r");
+
+	if (!f || !fgets(old, sizeof(old), f) || access(T_PARAM, W_OK)) {
+		if (f)
+			fclose(f);
+		t_skip("max_pinned_mb is not writable (needs root)");
+		return;
+	}
+	fclose(f);
+	CU_ASSERT_EQUAL_FATAL(before, 0);
+	CU_ASSERT_EQUAL_FATAL(t_write_param("8"), 0);
+	CU_ASSERT_EQUAL(t_ioctl(g_fd, SYSHAX_IOC_VERSION, &v), 0);
+	CU_ASSERT_EQUAL(v.max_pinned, 8 * T_MIB);
+	CU_ASSERT_EQUAL(t_alloc(g_fd, 16 * T_MIB, 0, 0, &a), -ENOMEM);
+	CU_ASSERT_EQUAL(t_alloc(g_fd, 6 * T_MIB, 0, 0, &a), 0);
+	CU_ASSERT_EQUAL(t_alloc(g_fd, 4 * T_MIB, 0, 0, &b), -ENOMEM);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), 6 * T_MIB);
+	CU_ASSERT_EQUAL(t_alloc(g_fd, 2 * T_MIB, 0, 0, &b), 0);
+	CU_ASSERT_EQUAL(t_free(g_fd, b.handle), 0);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+	CU_ASSERT_EQUAL(t_write_param(old), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), 0);
+}
+
+/*
+ * Without CAP_IPC_LOCK, pinned memory counts against RLIMIT_MEMLOCK: over
+ * it, BUF_ALLOC and BUF_REGISTER fail with -ENOMEM. The child reports each
+ * check as a bit of its exit status.
+ */
+static void test_rlimit_unprivileged(void)
+{
+	uint64_t before = t_pinned(g_fd);
+	int status = -1;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		t_skip("dropping to an unprivileged user needs root");
+		return;
+	}
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { T_MIB, T_MIB };
+		struct syshax_buf_register_args r = { 0 };
+		struct syshax_buf_alloc_args a;
+		int code = 0;
+		void *anon;
+
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
+		    setgid(65534) || setuid(65534))
+			_exit(100);
+		anon = mmap(NULL, 2 * T_MIB, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (anon == MAP_FAILED)
+			_exit(101);
+		if (t_alloc(g_fd, 2 * T_MIB, 0, 0, &a) != -ENOMEM)
+			code |= 1;
+		r.addr = (uintptr_t)anon;
+		r.size = 2 * T_MIB;
+		if (t_ioctl(g_fd, SYSHAX_IOC_BUF_REGISTER, &r) != -ENOMEM)
+			code |= 2;
+		/* Under the limit it works, and the charge is returned. */
+		if (t_alloc(g_fd, 512 * 1024, 0, 0, &a) != 0)
+			code |= 4;
+		else if (t_free(g_fd, a.handle) != 0)
+			code |= 8;
+		if (t_alloc(g_fd, 1024 * 1024, 0, 0, &a) != 0)
+			code |= 16;
+		else if (t_free(g_fd, a.handle) != 0)
+			code |= 32;
+		_exit(code);
+	}
+	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+	CU_ASSERT(WIFEXITED(status));
+	CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+}
+
+/* Every documented errno of the buffer ioctls. */
+static void test_errnos(void)
+{
+	struct syshax_buf_register_args r;
+	struct syshax_buf_export_args e;
+	struct syshax_buf_import_args im;
+	struct syshax_buf_alloc_args a;
+	struct syshax_buf_free_args f;
+	struct syshax_buf_info_args info;
+	struct syshax_version_args v;
+	uint64_t before = t_pinned(g_fd);
+	int pipefd[2];
+	uint8_t *ro;
+
+	CU_ASSERT_EQUAL_FATAL(t_ioctl(g_fd, SYSHAX_IOC_VERSION, &v), 0);
+	/* BUF_ALLOC */
+	CU_ASSERT_EQUAL(t_alloc(g_fd, T_MIB, 0, 1U << 7, &a), -EINVAL);
+	memset(&a, 0, sizeof(a));
+	a.size = T_MIB;
+	a.pad = 1;
+	CU_ASSERT_EQUAL(t_ioctl(g_fd, SYSHAX_IOC_BUF_ALLOC, &a), -EINVAL);
+	CU_ASSERT_EQUAL(t_alloc(g_fd, 0, 0, 0, &a), -EINVAL);
+	CU_ASSERT_EQUAL(t_alloc(g_fd, UINT64_MAX, 0, 0, &a), -EINVAL);
+	CU_ASSERT_EQUAL(t_alloc(g_fd, UINT64_MAX - 100, 0, 0, &a), -EINVAL);
+	CU_ASSERT_EQUAL(t_alloc(g_fd, v.max_buf_size + 1, 0, 0, &a), -EINVAL);
+	CU_ASSERT_EQUAL(t_alloc(g_fd, v.max_pinned + 4096, 0, 0, &a), -ENOMEM);
+	CU_ASSERT_EQUAL(t_alloc(g_fd, T_MIB, -2, 0, &a), -EINVAL);
+	CU_ASSERT_EQUAL(t_alloc(g_fd, T_MIB, (int)v.nr_nodes, 0, &a), -EINVAL);
+	CU_ASSERT_EQUAL(t_alloc(g_fd, T_MIB, 1000, 0, &a), -EINVAL);
+	/* BUF_FREE, BUF_INFO */
+	CU_ASSERT_EQUAL(t_free(g_fd, 0), -EBADF);
+	CU_ASSERT_EQUAL(t_free(g_fd, 123456), -EBADF);
+	CU_ASSERT_EQUAL(t_free(g_fd, UINT32_MAX), -EBADF);
+	CU_ASSERT_EQUAL(t_info(g_fd, 123456, &info), -EBADF);
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_MIB, 0, 0, &a), 0);
+	f.handle = a.handle;
+	f.pad = 1;
+	CU_ASSERT_EQUAL(t_ioctl(g_fd, SYSHAX_IOC_BUF_FREE, &f), -EINVAL);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), -EBADF);
+	CU_ASSERT_EQUAL(t_info(g_fd, a.handle, &info), -EBADF);
+	/* BUF_REGISTER */
+	ro = mmap(NULL, 8192, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CU_ASSERT_FATAL(ro != MAP_FAILED);
+	memset(&r, 0, sizeof(r));
+	r.addr = (uintptr_t)ro;
+	r.size = 4096;
+	r.flags = 1;
+	CU_ASSERT_EQUAL(t_ioctl(g_fd, SYSHAX_IOC_BUF_REGISTER, &r), -EINVAL);
+	r.flags = 0;
+	r.addr = (uintptr_t)ro + 1;
+	CU_ASSERT_EQUAL(t_ioctl(g_fd, SYSHAX_IOC_BUF_REGISTER, &r), -EINVAL);
+	r.addr = (uintptr_t)ro;
+	r.size = 100;
+	CU_ASSERT_EQUAL(t_ioctl(g_fd, SYSHAX_IOC_BUF_REGISTER, &r), -EINVAL);
+	r.size = 0;
+	CU_ASSERT_EQUAL(t_ioctl(g_fd, SYSHAX_IOC_BUF_REGISTER, &r), -EINVAL);
+	r.addr = UINT64_MAX & ~4095ULL;
+	r.size = 8192;
+	CU_ASSERT_EQUAL(t_ioctl(g_fd, SYSHAX_IOC_BUF_REGISTER, &r), -EINVAL);
+	/* Read-only memory cannot be pinned for device writes. */
+	r.addr = (uintptr_t)ro;
+	r.size = 8192;
+	CU_ASSERT_EQUAL(t_ioctl(g_fd, SYSHAX_IOC_BUF_REGISTER, &r), -EFAULT);
+	CU_ASSERT_EQUAL(munmap(ro, 8192), 0);
+	/* Nothing mapped there any more. */
+	CU_ASSERT_EQUAL(t_ioctl(g_fd, SYSHAX_IOC_BUF_REGISTER, &r), -EFAULT);
+	/* BUF_EXPORT */
+	CU_ASSERT_EQUAL(t_export(g_fd, 123456, 0), -EBADF);
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_MIB, 0, 0, &a), 0);
+	CU_ASSERT_EQUAL(t_export(g_fd, a.handle, 1U << 5), -EINVAL);
+	memset(&e, 0, sizeof(e));
+	e.handle = a.handle;
+	e.pad = 1;
+	CU_ASSERT_EQUAL(t_ioctl(g_fd, SYSHAX_IOC_BUF_EXPORT, &e), -EINVAL);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+	/* BUF_IMPORT */
+	CU_ASSERT_EQUAL(t_import(g_fd, -1, &im), -EBADF);
+	CU_ASSERT_EQUAL(t_import(g_fd, 1000, &im), -EBADF);
+	CU_ASSERT_EQUAL_FATAL(pipe(pipefd), 0);
+	CU_ASSERT_EQUAL(t_import(g_fd, pipefd[0], &im), -EINVAL);
+	memset(&im, 0, sizeof(im));
+	im.fd = pipefd[0];
+	im.flags = 1;
+	CU_ASSERT_EQUAL(t_ioctl(g_fd, SYSHAX_IOC_BUF_IMPORT, &im), -EINVAL);
+	im.flags = 0;
+	im.pad = 1;
+	CU_ASSERT_EQUAL(t_ioctl(g_fd, SYSHAX_IOC_BUF_IMPORT, &im), -EINVAL);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	/* Unknown command. */
+	CU_ASSERT_EQUAL(t_ioctl(g_fd, _IO(SYSHAX_IOC_MAGIC, 0x7f), NULL),
+			-ENOTTY);
+	CU_ASSERT_EQUAL(t_ioctl(g_fd, _IOR('X', 0x01, int), &v), -ENOTTY);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+}
+
+/*
+ * hugetlbfs memory from libhugetlbfs, registered: writes through either
+ * mapping show in the other.
+ */
+static void test_register_hugetlbfs(void)
+{
+	struct syshax_buf_register_args r = { 0 };
+	struct syshax_buf_info_args info;
+	uint64_t before = t_pinned(g_fd);
+	uint8_t *h, *q;
+
+	if (gethugepagesize() != (long)SYSHAX_CHUNK_SIZE ||
+	    !hugetlbfs_find_path()) {
+		t_skip("no hugetlbfs mount with 2 MiB pages");
+		return;
+	}
+	h = get_huge_pages(T_SIZE, GHP_DEFAULT);
+	if (!h) {
+		t_skip("no free huge pages");
+		return;
+	}
+	t_fill(h, T_SIZE, 8);
+	r.addr = (uintptr_t)h;
+	r.size = T_SIZE;
+	CU_ASSERT_EQUAL_FATAL(t_ioctl(g_fd, SYSHAX_IOC_BUF_REGISTER, &r), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before + T_SIZE);
+	CU_ASSERT_EQUAL_FATAL(t_info(g_fd, r.handle, &info), 0);
+	CU_ASSERT_EQUAL(info.kind, SYSHAX_BUF_KIND_REGISTERED);
+	CU_ASSERT_EQUAL(info.size, T_SIZE);
+	/* Each huge page is one physically contiguous 2 MiB piece at least. */
+	CU_ASSERT(info.chunk_size >= SYSHAX_CHUNK_SIZE);
+	CU_ASSERT(info.nr_chunks >= 1 && info.nr_chunks <= 2);
+	q = t_map(g_fd, r.mmap_offset, T_SIZE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+	CU_ASSERT_EQUAL(t_check(q, T_SIZE, 8), T_SIZE);
+	t_fill(q, T_SIZE, 9);
+	CU_ASSERT_EQUAL(t_check(h, T_SIZE, 9), T_SIZE);
+	CU_ASSERT_EQUAL(munmap(q, T_SIZE), 0);
+	CU_ASSERT_EQUAL(t_free(g_fd, r.handle), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+	free_huge_pages(h);
+}
+
+static int t_suite_init(void)
+{
+	g_fd = t_open();
+	return g_fd < 0;
+}
+
+static int t_suite_clean(void)
+{
+	return close(g_fd);
+}
+
+int main(void)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(void);
+	} tests[] = {
+		{ "version", test_version },
+		{ "alloc_node0", test_alloc_node0 },
+		{ "alloc_node1", test_alloc_node1 },
+		{ "alloc_local", test_alloc_local },
+		{ "alloc_tail", test_alloc_tail },
+		{ "mmap_rw", test_mmap_rw },
+		{ "mmap_bounds", test_mmap_bounds },
+		{ "mmap_split_lifetime", test_mmap_split_lifetime },
+		{ "register_inside_mapping", test_register_inside_mapping },
+		{ "odirect_read", test_odirect_read },
+		{ "pinned_counter", test_pinned_counter },
+		{ "cap", test_cap },
+		{ "rlimit_unprivileged", test_rlimit_unprivileged },
+		{ "errnos", test_errnos },
+		{ "register_hugetlbfs", test_register_hugetlbfs },
+	};
+	CU_pSuite suite;
+
+	t_require_device("buf_test");
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	suite = CU_add_suite("kmod_buf", t_suite_init, t_suite_clean);
+	if (!suite)
+		return 1;
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
+			return 1;
+	return t_run();
+}

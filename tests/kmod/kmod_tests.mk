@@ -1,0 +1,13 @@
+# tests/kmod/: the module's CUnit suites, run in the VM by make vm-check
+# (they exit 77, SKIP, where /dev/syshax is missing).
+KMOD_TESTS := $(B)/tests/kmod/buf_test $(B)/tests/kmod/dmabuf_test
+CPPFLAGS_tests += $(shell $(PKG_CONFIG) --cflags cunit libdrm)
+
+$(B)/tests/kmod/buf_test: $(B)/tests/kmod/buf_test.o
+	$(CC) $(LDFLAGS) -o $@ $< $(shell $(PKG_CONFIG) --libs cunit numa) -lhugetlbfs
+
+$(B)/tests/kmod/dmabuf_test: $(B)/tests/kmod/dmabuf_test.o
+	$(CC) $(LDFLAGS) -o $@ $< $(shell $(PKG_CONFIG) --libs cunit libdrm)
+
+ALL	+= $(KMOD_TESTS)
+VM_BINS	+= $(KMOD_TESTS)
