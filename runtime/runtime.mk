@@ -60,3 +60,19 @@ install-runtime: $(SHRT_SO) $(SHRT_A) $(SHRT_PC)
 	install -d $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
 	cp -P docs/man/syshax_*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 0644 docs/man/syshax.7 $(DESTDIR)$(MANDIR)/man7/
+
+# Unit tests of the library pieces that need no backend.
+SHRT_UTS := $(addprefix $(B)/tests/unit/,rt_job_ut rt_open_ut rt_strerror_ut)
+
+$(SHRT_UTS): $(B)/tests/unit/%: $(B)/tests/unit/%.o $(SHRT_A)
+	$(CC) $(LDFLAGS) -o $@ $< $(SHRT_A) $(shell $(PKG_CONFIG) --libs cunit) \
+		-pthread
+
+$(SHRT_UTS:%=%.o): CPPFLAGS_tests += -I$(CURDIR)/runtime/include
+
+.PHONY: check-runtime
+check-runtime: $(SHRT_UTS)
+	@for t in $(SHRT_UTS); do $$t || exit 1; done
+
+ALL	+= $(SHRT_UTS)
+CHECKS	+= check-runtime
