@@ -143,9 +143,14 @@ struct deadline {
 
 static void deadline_start(struct deadline *d, s64 timeout_ns)
 {
+	ktime_t now = ktime_get();
+
 	d->timeout_ns = timeout_ns;
-	if (timeout_ns > 0)
-		d->end = ktime_add_ns(ktime_get(), timeout_ns);
+	/* A deadline past what ktime holds is no deadline. */
+	if (timeout_ns > KTIME_MAX - now)
+		d->timeout_ns = -1;
+	else if (timeout_ns > 0)
+		d->end = ktime_add_ns(now, timeout_ns);
 }
 
 /*
@@ -221,13 +226,22 @@ static void map_unuse(struct syshax_broker_ctx *eng, const struct job *j,
 	}
 }
 
-/* Frees maps map_unuse let go, with the engine's handles. */
+/*
+ * Frees maps map_unuse let go, with the engine's handles, unless the engine
+ * freed a handle itself (BUF_FREE) and the number now names another buffer.
+ */
 static void map_drop(struct syshax_broker_ctx *eng, struct list_head *drop)
 {
 	struct engine_map *m, *tmp;
+	struct syshax_buf *buf;
 
 	list_for_each_entry_safe(m, tmp, drop, node) {
-		syshax_ctx_free_handle(eng->ctx, m->handle);
+		buf = syshax_buf_get_handle(eng->ctx, m->handle, NULL);
+		if (!IS_ERR(buf)) {
+			if (buf->id == m->id)
+				syshax_ctx_free_handle(eng->ctx, m->handle);
+			syshax_buf_put(buf);
+		}
 		kfree(m);
 	}
 }

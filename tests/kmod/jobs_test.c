@@ -10,11 +10,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -288,6 +291,36 @@ static void t_wait_timeout(void)
 	CU_ASSERT(dt < 1.5);
 	CU_ASSERT_EQUAL(t_wait(fd, &c, 2, 1, 0), -EINVAL);
 	close(fd);
+}
+
+static void t_on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* A signal ends WAIT and FETCH with -EINTR, also with no or a huge
+ * timeout. */
+static void t_eintr(void)
+{
+	struct sigaction sa = { .sa_handler = t_on_alarm };
+	struct itimerval it = { .it_value = { .tv_usec = 100000 } };
+	struct syshax_engine_job ej;
+	struct syshax_completion c;
+	int cl = t_open(), eng = t_engine();
+	double t0;
+
+	CU_ASSERT_EQUAL_FATAL(sigaction(SIGALRM, &sa, NULL), 0);
+	t0 = t_now();
+	CU_ASSERT_EQUAL(setitimer(ITIMER_REAL, &it, NULL), 0);
+	CU_ASSERT_EQUAL(t_wait(cl, &c, 1, 1, INT64_MAX), -EINTR);
+	CU_ASSERT(t_now() - t0 >= 0.09);
+	t0 = t_now();
+	CU_ASSERT_EQUAL(setitimer(ITIMER_REAL, &it, NULL), 0);
+	CU_ASSERT_EQUAL(t_fetch(eng, &ej, 1, -1), -EINTR);
+	CU_ASSERT(t_now() - t0 >= 0.09);
+	signal(SIGALRM, SIG_DFL);
+	close(eng);
+	close(cl);
 }
 
 static void t_complete_bad_token(void)
@@ -582,6 +615,7 @@ int main(void)
 		{ "engine calls need attach", t_engine_calls_need_attach },
 		{ "fetch timeout", t_fetch_timeout },
 		{ "wait timeout", t_wait_timeout },
+		{ "signals end waits with -EINTR", t_eintr },
 		{ "complete with a bad token", t_complete_bad_token },
 		{ "bad jobs queue nothing", t_bad_jobs },
 		{ "engine close: -EPIPE, queued wait", t_engine_close_epipe },
