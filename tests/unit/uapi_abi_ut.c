@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The UAPI must not drift: the size and offset of every field of every
+ * struct in uapi/syshax.h, the ioctl numbers (which encode the sizes) and
+ * the constants, asserted as exact numbers. The header is also compiled
+ * with -Wpadded as an error: every hole is an explicit pad field.
+ */
+#include <stddef.h>
+
+#include <CUnit/Basic.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wpadded"
+#include "syshax.h"
+#pragma GCC diagnostic pop
+
+static void test_version_args(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_version_args), 72);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_version_args, uapi_version), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_version_args, features), 4);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_version_args, max_buf_size), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_version_args, max_pinned), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_version_args, chunk_size), 24);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_version_args, nr_nodes), 28);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_version_args, max_refs), 32);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_version_args, max_submit), 36);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_version_args, reserved), 40);
+}
+
+static void test_buf_alloc_args(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_buf_alloc_args), 40);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_alloc_args, size), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_alloc_args, node), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_alloc_args, flags), 12);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_alloc_args, handle), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_alloc_args, pad), 20);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_alloc_args, mmap_offset), 24);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_alloc_args, id), 32);
+}
+
+static void test_buf_free_args(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_buf_free_args), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_free_args, handle), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_free_args, pad), 4);
+}
+
+static void test_buf_info_args(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_buf_info_args), 176);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_info_args, handle), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_info_args, kind), 4);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_info_args, size), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_info_args, mmap_offset), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_info_args, id), 24);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_info_args, chunk_size), 32);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_info_args, nr_chunks), 36);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_info_args, node), 40);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_info_args, flags), 44);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_info_args, node_bytes), 48);
+}
+
+static void test_buf_register_args(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_buf_register_args), 40);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_register_args, addr), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_register_args, size), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_register_args, flags), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_register_args, handle), 20);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_register_args, mmap_offset), 24);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_register_args, id), 32);
+}
+
+static void test_buf_export_args(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_buf_export_args), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_export_args, handle), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_export_args, flags), 4);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_export_args, fd), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_export_args, pad), 12);
+}
+
+static void test_buf_import_args(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_buf_import_args), 40);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_import_args, fd), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_import_args, flags), 4);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_import_args, handle), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_import_args, pad), 12);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_import_args, size), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_import_args, mmap_offset), 24);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_import_args, id), 32);
+}
+
+static void test_buf_ref(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_buf_ref), 32);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_ref, buf), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_ref, access), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_ref, pad), 12);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_ref, offset), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_buf_ref, length), 24);
+}
+
+static void test_job(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_job), 512);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_job, op), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_job, flags), 4);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_job, user_data), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_job, nr_refs), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_job, pad), 20);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_job, reserved), 24);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_job, refs), 32);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_job, params), 288);
+}
+
+static void test_completion(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_completion), 32);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_completion, user_data), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_completion, status), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_completion, flags), 12);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_completion, result), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_completion, exec_ns), 24);
+}
+
+static void test_submit_args(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_submit_args), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_submit_args, jobs), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_submit_args, nr), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_submit_args, flags), 12);
+}
+
+static void test_wait_args(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_wait_args), 32);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_wait_args, cpls), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_wait_args, max), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_wait_args, min), 12);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_wait_args, timeout_ns), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_wait_args, flags), 24);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_wait_args, pad), 28);
+}
+
+static void test_engine_attach_args(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_engine_attach_args), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_attach_args, flags), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_attach_args, node), 4);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_attach_args, engine_id), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_attach_args, pad), 12);
+}
+
+static void test_engine_job(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_engine_job), 528);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_job, token), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_job, ctx_id), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_job, pad), 12);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_job, job), 16);
+}
+
+static void test_engine_fetch_args(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_engine_fetch_args), 24);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_fetch_args, jobs), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_fetch_args, max), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_fetch_args, flags), 12);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_fetch_args, timeout_ns), 16);
+}
+
+static void test_engine_map_args(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_engine_map_args), 24);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_map_args, id), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_map_args, mmap_offset), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_map_args, size), 16);
+}
+
+static void test_engine_cpl(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_engine_cpl), 32);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_cpl, token), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_cpl, status), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_cpl, flags), 12);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_cpl, result), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_cpl, exec_ns), 24);
+}
+
+static void test_engine_complete_args(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_engine_complete_args), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_complete_args, cpls), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_complete_args, nr), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_complete_args, flags), 12);
+}
+
+static void test_stats_args(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_stats_args), 592);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_stats_args, pinned_bytes), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_stats_args, node_bytes), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_stats_args, nr_bufs), 136);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_stats_args, node_bufs), 144);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_stats_args, contexts), 272);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_stats_args, engines), 276);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_stats_args, jobs_submitted), 280);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_stats_args, jobs_fetched), 288);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_stats_args, jobs_completed), 296);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_stats_args, jobs_failed), 304);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_stats_args, jobs_cancelled), 312);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_stats_args, queue_depth), 320);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_stats_args, inflight), 328);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_stats_args, lat_hist), 336);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_stats_args, reserved), 528);
+}
+
+static void test_ioctl_numbers(void)
+{
+	CU_ASSERT_EQUAL(SYSHAX_IOC_VERSION, 0x8048be00U);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_BUF_ALLOC, 0xc028be01U);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_BUF_FREE, 0x4008be02U);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_BUF_INFO, 0xc0b0be03U);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_BUF_REGISTER, 0xc028be04U);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_BUF_EXPORT, 0xc010be05U);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_BUF_IMPORT, 0xc028be06U);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_STATS, 0x8250be07U);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_SUBMIT, 0x4010be10U);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_WAIT, 0x4020be11U);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_ENGINE_ATTACH, 0xc010be20U);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_ENGINE_FETCH, 0x4018be21U);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_ENGINE_MAP, 0xc018be22U);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_ENGINE_COMPLETE, 0x4010be23U);
+}
+
+static void test_constants(void)
+{
+	CU_ASSERT_EQUAL(SYSHAX_UAPI_VERSION, 1);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_MAGIC, 0xBE);
+	CU_ASSERT_EQUAL(SYSHAX_CHUNK_SHIFT, 21);
+	CU_ASSERT_EQUAL(SYSHAX_CHUNK_SIZE, 2ULL << 20);
+	CU_ASSERT_EQUAL(SYSHAX_MAX_NODES, 16);
+	CU_ASSERT_EQUAL(SYSHAX_JOB_MAX_REFS, 8);
+	CU_ASSERT_EQUAL(SYSHAX_JOB_PARAMS_SIZE, 224);
+	CU_ASSERT_EQUAL(SYSHAX_LAT_BUCKETS, 24);
+	CU_ASSERT_EQUAL(SYSHAX_FEAT_BUF, 1);
+	CU_ASSERT_EQUAL(SYSHAX_FEAT_DMABUF, 2);
+	CU_ASSERT_EQUAL(SYSHAX_FEAT_REGISTER, 4);
+	CU_ASSERT_EQUAL(SYSHAX_FEAT_JOBS, 8);
+	CU_ASSERT_EQUAL(SYSHAX_BUF_ALLOW_SMALL, 1);
+	CU_ASSERT_EQUAL(SYSHAX_BUF_ALLOW_REMOTE, 2);
+	CU_ASSERT_EQUAL(SYSHAX_BUF_ALLOC_FLAGS, 3);
+	CU_ASSERT_EQUAL(SYSHAX_BUF_KIND_ALLOC, 1);
+	CU_ASSERT_EQUAL(SYSHAX_BUF_KIND_REGISTERED, 2);
+	CU_ASSERT_EQUAL(SYSHAX_EXPORT_CLOEXEC, 1);
+	CU_ASSERT_EQUAL(SYSHAX_EXPORT_FLAGS, 1);
+	CU_ASSERT_EQUAL(SYSHAX_ACCESS_READ, 1);
+	CU_ASSERT_EQUAL(SYSHAX_ACCESS_WRITE, 2);
+	CU_ASSERT_EQUAL(SYSHAX_ACCESS_RW, 3);
+	CU_ASSERT_EQUAL(SYSHAX_JOB_MAY_DEFER, 1);
+	CU_ASSERT_EQUAL(SYSHAX_JOB_FLAGS, 1);
+	CU_ASSERT_EQUAL(SYSHAX_CPL_DEFERRED, 1);
+}
+
+int main(void)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(void);
+	} tests[] = {
+		{ "syshax_version_args", test_version_args },
+		{ "syshax_buf_alloc_args", test_buf_alloc_args },
+		{ "syshax_buf_free_args", test_buf_free_args },
+		{ "syshax_buf_info_args", test_buf_info_args },
+		{ "syshax_buf_register_args", test_buf_register_args },
+		{ "syshax_buf_export_args", test_buf_export_args },
+		{ "syshax_buf_import_args", test_buf_import_args },
+		{ "syshax_buf_ref", test_buf_ref },
+		{ "syshax_job", test_job },
+		{ "syshax_completion", test_completion },
+		{ "syshax_submit_args", test_submit_args },
+		{ "syshax_wait_args", test_wait_args },
+		{ "syshax_engine_attach_args", test_engine_attach_args },
+		{ "syshax_engine_job", test_engine_job },
+		{ "syshax_engine_fetch_args", test_engine_fetch_args },
+		{ "syshax_engine_map_args", test_engine_map_args },
+		{ "syshax_engine_cpl", test_engine_cpl },
+		{ "syshax_engine_complete_args", test_engine_complete_args },
+		{ "syshax_stats_args", test_stats_args },
+		{ "ioctl_numbers", test_ioctl_numbers },
+		{ "constants", test_constants },
+	};
+	unsigned int failed;
+	CU_pSuite suite;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	suite = CU_add_suite("uapi_abi", NULL, NULL);
+	if (!suite)
+		return 1;
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
+			return 1;
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+	CU_cleanup_registry();
+	return failed ? 1 : 0;
+}
