@@ -14,6 +14,7 @@
 
 /* Subcommands: argv[0] is the subcommand's name; returns the exit status. */
 int bench_kernels_main(int argc, char **argv);
+int bench_nop_main(int argc, char **argv);
 
 /* ---- timing (timing.c) ---- */
 

@@ -21,6 +21,8 @@ struct command {
 static const struct command g_commands[] = {
 	{ "kernels", bench_kernels_main,
 	  "CPU kernels vs machine limits, ggml and oneDNN" },
+	{ "nop", bench_nop_main,
+	  "NOP job round trips on each backend (latency, jobs/s)" },
 };
 
 static void usage(FILE *f)
