@@ -4,3 +4,5 @@ SHXD_BROKER_OBJS := $(addprefix $(B)/daemon/,broker.o bjobs.o membuf.o)
 SHXD_BROKER_LIBS := $(shell $(PKG_CONFIG) --libs numa)
 # proto.h: the wire protocol shared with the library.
 CPPFLAGS_daemon += -I$(CURDIR)/runtime/src $(shell $(PKG_CONFIG) --cflags numa)
+
+# Its unit test: tests/unit/broker_ut.mk (read after runtime.mk).

@@ -49,10 +49,11 @@ int syshax_buf_free(struct syshax *sh, struct syshax_buffer *buf)
 {
 	int ret;
 
-	ret = syshax_buf_unmap(sh, buf);
+	/* Handle first: a wrong handle must not cost the caller its mapping. */
+	ret = sh->be->buf_free(sh, buf->handle);
 	if (ret)
 		return ret;
-	return sh->be->buf_free(sh, buf->handle);
+	return syshax_buf_unmap(sh, buf);
 }
 
 int syshax_buf_register(struct syshax *sh, void *addr, uint64_t len,

@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: MIT
+/*
+ * syshaxd's userspace broker, driven through libsyshax-rt: the broker runs
+ * in a thread on a private socket; the test is its clients and its engine.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <CUnit/Basic.h>
+
+#include "broker.h"
+#include "syshax/rt.h"
+
+#define T_MAX_CTX	16
+#define T_MAX_PINNED	(64ULL << 20)
+
+static char g_dir[64];
+static char g_path[128];
+static struct shxd_broker *g_b;
+static pthread_t g_thread;
+static volatile sig_atomic_t g_stop;
+static int g_run_ret;
+
+static void *t_broker_main(void *arg)
+{
+	(void)arg;
+	g_run_ret = shxd_broker_run(g_b, &g_stop);
+	return NULL;
+}
+
+static int t_setup(void)
+{
+	struct shxd_broker_conf c = {
+		.max_jobs_ctx = T_MAX_CTX,
+		.max_pinned_bytes = T_MAX_PINNED,
+		.engine_gid = (gid_t)-1,
+	};
+
+	snprintf(g_dir, sizeof(g_dir), "/tmp/broker_ut.XXXXXX");
+	if (!mkdtemp(g_dir))
+		return -1;
+	snprintf(g_path, sizeof(g_path), "%s/sub/b.sock", g_dir);
+	c.socket_path = g_path;
+	if (shxd_broker_create(&c, &g_b))
+		return -1;
+	return pthread_create(&g_thread, NULL, t_broker_main, NULL) ? -1 : 0;
+}
+
+static int t_teardown(void)
+{
+	char sub[160];
+
+	g_stop = 1;
+	pthread_join(g_thread, NULL);
+	shxd_broker_destroy(g_b);
+	snprintf(sub, sizeof(sub), "%s/sub", g_dir);
+	rmdir(sub);
+	rmdir(g_dir);
+	return g_run_ret;
+}
+
+static struct syshax *t_open(void)
+{
+	struct syshax_open_opts o = {
+		.backend = SYSHAX_BACKEND_DAEMON, .path = g_path,
+	};
+	struct syshax *sh = NULL;
+
+	CU_ASSERT_EQUAL(syshax_open(&sh, &o), 0);
+	return sh;
+}
+
+static uint64_t t_pinned(void)
+{
+	struct syshax *sh = t_open();
+	struct syshax_stats_args st;
+
+	CU_ASSERT_EQUAL(syshax_stats(sh, &st), 0);
+	syshax_close(sh);
+	return st.pinned_bytes;
+}
+
+/* Stats settle once the broker has handled a close: poll a little. */
+static uint64_t t_pinned_settled(void)
+{
+	uint64_t p = 0;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		p = t_pinned();
+		if (!p)
+			break;
+		usleep(10000);
+	}
+	return p;
+}
+
+static void t_create_twice(void)
+{
+	struct shxd_broker_conf c = { .socket_path = g_path };
+	struct shxd_broker *b;
+
+	CU_ASSERT_EQUAL(shxd_broker_create(&c, &b), -EADDRINUSE);
+	CU_ASSERT_STRING_EQUAL(shxd_broker_path(g_b), g_path);
+}
+
+static void t_version(void)
+{
+	struct syshax *sh = t_open();
+	struct syshax_version_args v;
+
+	CU_ASSERT_EQUAL(syshax_backend(sh), SYSHAX_BACKEND_DAEMON);
+	CU_ASSERT(syshax_fd(sh) >= 0);
+	CU_ASSERT_EQUAL(syshax_version(sh, &v), 0);
+	CU_ASSERT_EQUAL(v.uapi_version, SYSHAX_UAPI_VERSION);
+	CU_ASSERT(v.features & SYSHAX_FEAT_JOBS);
+	CU_ASSERT_FALSE(v.features & SYSHAX_FEAT_REGISTER);
+	CU_ASSERT_EQUAL(v.max_pinned, T_MAX_PINNED);
+	CU_ASSERT_EQUAL(v.max_submit, SHXD_DEF_MAX_SUBMIT);
+	CU_ASSERT_EQUAL(v.max_refs, SYSHAX_JOB_MAX_REFS);
+	syshax_close(sh);
+}
+
+static void t_alloc_map_free(void)
+{
+	struct syshax *sh = t_open();
+	struct syshax_buf_info_args info;
+	struct syshax_stats_args st;
+	struct syshax_buffer buf;
+	uint64_t n, sum = 0;
+
+	CU_ASSERT_EQUAL_FATAL(syshax_buf_alloc(sh, 3 << 20, 0, 0, &buf), 0);
+	CU_ASSERT(buf.size >= 3 << 20);
+	CU_ASSERT(buf.id > 0);
+	CU_ASSERT_EQUAL(syshax_buf_map(sh, &buf), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf.addr);
+	((char *)buf.addr)[buf.size - 1] = 42;
+	CU_ASSERT_EQUAL(syshax_buf_map(sh, &buf), 0);	/* idempotent */
+	CU_ASSERT_EQUAL(syshax_buf_info(sh, &buf, &info), 0);
+	CU_ASSERT_EQUAL(info.kind, SYSHAX_BUF_KIND_ALLOC);
+	CU_ASSERT_EQUAL(info.size, buf.size);
+	CU_ASSERT_EQUAL(info.id, buf.id);
+	CU_ASSERT_EQUAL(info.node, 0);
+	CU_ASSERT_EQUAL((uint64_t)info.chunk_size * info.nr_chunks, buf.size);
+	for (n = 0; n < SYSHAX_MAX_NODES; n++)
+		sum += info.node_bytes[n];
+	CU_ASSERT_EQUAL(sum, buf.size);
+	CU_ASSERT_EQUAL(info.node_bytes[0], buf.size);
+	CU_ASSERT_EQUAL(syshax_stats(sh, &st), 0);
+	CU_ASSERT_EQUAL(st.pinned_bytes, buf.size);
+	CU_ASSERT_EQUAL(st.nr_bufs, 1);
+	CU_ASSERT_EQUAL(st.node_bufs[0], 1);
+	CU_ASSERT_EQUAL(syshax_buf_free(sh, &buf), 0);
+	CU_ASSERT_PTR_NULL(buf.addr);
+	CU_ASSERT_EQUAL(syshax_buf_free(sh, &buf), -EBADF);
+	CU_ASSERT_EQUAL(syshax_stats(sh, &st), 0);
+	CU_ASSERT_EQUAL(st.pinned_bytes, 0);
+	CU_ASSERT_EQUAL(st.nr_bufs, 0);
+	syshax_close(sh);
+}
+
+static void t_alloc_errors(void)
+{
+	struct syshax *sh = t_open();
+	struct syshax_buffer buf;
+	int x = 0;
+
+	CU_ASSERT_EQUAL(syshax_buf_alloc(sh, 0, 0, 0, &buf), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_buf_alloc(sh, 4096, 4096, 0, &buf), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_buf_alloc(sh, 4096, -1, 1U << 7, &buf), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_buf_alloc(sh, 1ULL << 41, -1, 0, &buf), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_buf_alloc(sh, T_MAX_PINNED + 4096, -1, 0, &buf),
+			-ENOMEM);
+	CU_ASSERT_EQUAL(syshax_buf_register(sh, &x, 4096, 0, &buf),
+			-EOPNOTSUPP);
+	syshax_close(sh);
+	CU_ASSERT_EQUAL(t_pinned_settled(), 0);
+}
+
+/* Two connections: handles are per connection; an exported fd is the only
+ * way across, and the import names the same memory and id. */
+static void t_isolation_and_import(void)
+{
+	struct syshax *a = t_open(), *b = t_open();
+	struct syshax_buffer ba, bb, fake;
+	struct syshax_buf_info_args info;
+	struct syshax_job job;
+	int fd, other;
+
+	CU_ASSERT_EQUAL_FATAL(syshax_buf_alloc(a, 1 << 20, -1, 0, &ba), 0);
+	CU_ASSERT_EQUAL(syshax_buf_map(a, &ba), 0);
+	memset(ba.addr, 0x5a, 4096);
+	/* b has no handle of that number. */
+	CU_ASSERT_EQUAL(syshax_buf_info(b, &ba, &info), -EBADF);
+	syshax_job_init(&job, SYSHAX_OP_GEMM, 1);
+	syshax_job_add_ref(&job, &ba, 0, 64, SYSHAX_ACCESS_READ);
+	CU_ASSERT_EQUAL(syshax_submit(b, &job, 1), -EBADF);
+	CU_ASSERT_EQUAL(syshax_buf_free(b, &ba), -EBADF);
+
+	fd = syshax_buf_export(a, &ba, SYSHAX_EXPORT_CLOEXEC);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(syshax_buf_import(b, fd, &bb), 0);
+	CU_ASSERT_EQUAL(bb.id, ba.id);
+	CU_ASSERT_EQUAL(bb.size, ba.size);
+	CU_ASSERT_EQUAL(syshax_buf_map(b, &bb), 0);
+	CU_ASSERT_EQUAL(((unsigned char *)bb.addr)[4095], 0x5a);
+	((unsigned char *)bb.addr)[0] = 0xa5;
+	CU_ASSERT_EQUAL(((unsigned char *)ba.addr)[0], 0xa5);
+	close(fd);
+	/* The exporter frees; the importer's handle keeps the buffer. */
+	CU_ASSERT_EQUAL(syshax_buf_free(a, &ba), 0);
+	CU_ASSERT_EQUAL(syshax_buf_info(b, &bb, &info), 0);
+	CU_ASSERT_EQUAL(info.id, bb.id);
+
+	/* A memfd the broker did not make names nothing. */
+	other = memfd_create("not-syshax", MFD_CLOEXEC);
+	CU_ASSERT_EQUAL(syshax_buf_import(b, other, &fake), -EINVAL);
+	close(other);
+	CU_ASSERT_EQUAL(syshax_buf_import(b, -1, &fake), -EBADF);
+	CU_ASSERT_EQUAL(syshax_buf_export(b, &bb, 1U << 5), -EINVAL);
+	syshax_close(a);
+	syshax_close(b);
+	CU_ASSERT_EQUAL(t_pinned_settled(), 0);
+}
+
+/* The shared validation gives the documented errnos; nothing is queued. */
+static void t_bad_refs(void)
+{
+	struct syshax *sh = t_open();
+	struct syshax_stats_args st;
+	struct syshax_buffer buf;
+	struct syshax_job job;
+
+	CU_ASSERT_EQUAL_FATAL(syshax_buf_alloc(sh, 8192, -1, 0, &buf), 0);
+	syshax_job_copy(&job, &buf, 0, &buf, buf.size - 8, 16, 1);
+	CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), -ERANGE);
+	syshax_job_copy(&job, &buf, 0, &buf, 4096, 16, 1);
+	job.refs[1].access = SYSHAX_ACCESS_READ;	/* COPY writes refs[1] */
+	CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), -EACCES);
+	syshax_job_init(&job, SYSHAX_OP_MAX, 1);
+	CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), -EINVAL);
+	syshax_job_init(&job, SYSHAX_OP_NOP, 1);
+	job.reserved = 1;
+	CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_stats(sh, &st), 0);
+	CU_ASSERT_EQUAL(st.queue_depth, 0);
+	CU_ASSERT_EQUAL(syshax_buf_free(sh, &buf), 0);
+	syshax_close(sh);
+}
+
+/* A client, an engine: NOP and COPY round trips, the engine's errnos, the
+ * per-context limit. */
+static void t_jobs(void)
+{
+	struct syshax *cl = t_open(), *en = t_open();
+	struct syshax_engine_job ej[T_MAX_CTX + 4];
+	struct syshax_engine_cpl ec[T_MAX_CTX + 4];
+	struct syshax_completion cpl[T_MAX_CTX + 4];
+	struct syshax_job jobs[T_MAX_CTX + 4];
+	struct syshax_buffer src, dst;
+	void *s, *d;
+	uint64_t ss, ds;
+	int i, n;
+
+	CU_ASSERT_EQUAL(syshax_engine_fetch(en, ej, 1, 0), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_engine_attach(en, -1), 0);
+	CU_ASSERT_EQUAL(syshax_engine_attach(en, -1), -EBUSY);
+	CU_ASSERT_EQUAL(syshax_engine_fetch(en, ej, 1, 0), -ETIMEDOUT);
+	CU_ASSERT_EQUAL(syshax_engine_fetch(en, ej, 1, 20000000), -ETIMEDOUT);
+	CU_ASSERT_EQUAL(syshax_wait(cl, cpl, 1, 1, 1000000), -ETIMEDOUT);
+
+	CU_ASSERT_EQUAL_FATAL(syshax_buf_alloc(cl, 4096, -1, 0, &src), 0);
+	CU_ASSERT_EQUAL_FATAL(syshax_buf_alloc(cl, 4096, -1, 0, &dst), 0);
+	CU_ASSERT_EQUAL(syshax_buf_map(cl, &src), 0);
+	memcpy(src.addr, "zero copy", 10);
+	syshax_job_init(&jobs[0], SYSHAX_OP_NOP, 100);
+	syshax_job_copy(&jobs[1], &src, 0, &dst, 8, 10, 101);
+	CU_ASSERT_EQUAL(syshax_submit(cl, jobs, 2), 2);
+
+	n = syshax_engine_fetch(en, ej, 8, 1000000000);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_EQUAL(ej[0].job.user_data, 100);
+	CU_ASSERT_EQUAL(ej[1].job.refs[0].buf, src.id);
+	CU_ASSERT_EQUAL(ej[1].job.refs[1].buf, dst.id);
+	CU_ASSERT_EQUAL(syshax_engine_map(en, 999999, &s, &ss), -ENOENT);
+	CU_ASSERT_EQUAL_FATAL(syshax_engine_map(en, src.id, &s, &ss), 0);
+	CU_ASSERT_EQUAL_FATAL(syshax_engine_map(en, dst.id, &d, &ds), 0);
+	memcpy((char *)d + 8, s, 10);
+	CU_ASSERT_EQUAL(syshax_engine_unmap(en, s, ss), 0);
+	CU_ASSERT_EQUAL(syshax_engine_unmap(en, d, ds), 0);
+	memset(ec, 0, sizeof(ec));
+	ec[0].token = ej[0].token;
+	ec[1].token = ej[1].token;
+	ec[1].result = 10;
+	ec[1].exec_ns = 5;
+	CU_ASSERT_EQUAL(syshax_engine_complete(en, ec, 2), 2);
+	CU_ASSERT_EQUAL(syshax_engine_complete(en, ec, 1), -ENOENT);
+	CU_ASSERT_EQUAL(syshax_wait(cl, cpl, 2, 4, 1000000000), 2);
+	CU_ASSERT_EQUAL(cpl[0].user_data + cpl[1].user_data, 201);
+	for (i = 0; i < 2; i++)
+		if (cpl[i].user_data == 101)
+			CU_ASSERT_EQUAL(cpl[i].result, 10);
+	CU_ASSERT_EQUAL(syshax_buf_map(cl, &dst), 0);
+	CU_ASSERT_STRING_EQUAL((char *)dst.addr + 8, "zero copy");
+
+	/* A buffer the engine holds no job on. */
+	syshax_job_init(&jobs[0], SYSHAX_OP_NOP, 1);
+	CU_ASSERT_EQUAL(syshax_submit(cl, jobs, 1), 1);
+	CU_ASSERT_EQUAL(syshax_engine_fetch(en, ej, 1, 0), 1);
+	CU_ASSERT_EQUAL(syshax_engine_map(en, src.id, &s, &ss), -EACCES);
+	ec[0].token = ej[0].token;
+	ec[0].status = 1;	/* not an errno */
+	CU_ASSERT_EQUAL(syshax_engine_complete(en, ec, 1), -EINVAL);
+	ec[0].status = -EIO;
+	CU_ASSERT_EQUAL(syshax_engine_complete(en, ec, 1), 1);
+	CU_ASSERT_EQUAL(syshax_wait(cl, cpl, 1, 1, 1000000000), 1);
+	CU_ASSERT_EQUAL(cpl[0].status, -EIO);
+
+	/* The context limit: a partial submit, then -EAGAIN. */
+	for (i = 0; i < T_MAX_CTX + 4; i++)
+		syshax_job_init(&jobs[i], SYSHAX_OP_NOP, (uint64_t)i);
+	CU_ASSERT_EQUAL(syshax_submit(cl, jobs, T_MAX_CTX + 4), T_MAX_CTX);
+	CU_ASSERT_EQUAL(syshax_submit(cl, jobs, 1), -EAGAIN);
+	n = syshax_engine_fetch(en, ej, T_MAX_CTX + 4, 0);
+	CU_ASSERT_EQUAL(n, T_MAX_CTX);
+	for (i = 0; i < n; i++)
+		ec[i] = (struct syshax_engine_cpl){ .token = ej[i].token };
+	CU_ASSERT_EQUAL(syshax_engine_complete(en, ec, (unsigned int)n), n);
+	CU_ASSERT_EQUAL(syshax_wait(cl, cpl, (unsigned int)n,
+				    T_MAX_CTX + 4, 1000000000), n);
+	CU_ASSERT_EQUAL(syshax_submit(cl, jobs, 1), 1);
+
+	/* The engine goes with a job held: the client gets -EPIPE. */
+	CU_ASSERT_EQUAL(syshax_engine_fetch(en, ej, 1, 0), 1);
+	syshax_close(en);
+	CU_ASSERT_EQUAL(syshax_wait(cl, cpl, 1, 1, 1000000000), 1);
+	CU_ASSERT_EQUAL(cpl[0].status, -EPIPE);
+	syshax_close(cl);
+	CU_ASSERT_EQUAL(t_pinned_settled(), 0);
+}
+
+/* A client that goes with jobs queued: they are cancelled, and its
+ * buffers released. */
+static void t_client_gone(void)
+{
+	struct syshax *cl = t_open(), *sh;
+	struct syshax_stats_args st0, st;
+	struct syshax_buffer buf;
+	struct syshax_job job[4];
+	int i;
+
+	sh = t_open();
+	CU_ASSERT_EQUAL(syshax_stats(sh, &st0), 0);
+	CU_ASSERT_EQUAL_FATAL(syshax_buf_alloc(cl, 4096, -1, 0, &buf), 0);
+	for (i = 0; i < 4; i++)
+		syshax_job_copy(&job[i], &buf, 0, &buf, 2048, 64, (uint64_t)i);
+	CU_ASSERT_EQUAL(syshax_submit(cl, job, 4), 4);
+	syshax_close(cl);
+	for (i = 0; i < 100; i++) {
+		CU_ASSERT_EQUAL(syshax_stats(sh, &st), 0);
+		if (st.jobs_cancelled == st0.jobs_cancelled + 4)
+			break;
+		usleep(10000);
+	}
+	CU_ASSERT_EQUAL(st.jobs_cancelled, st0.jobs_cancelled + 4);
+	CU_ASSERT_EQUAL(st.queue_depth, 0);
+	CU_ASSERT_EQUAL(st.pinned_bytes, 0);
+	syshax_close(sh);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned int fails;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("userspace broker", t_setup, t_teardown);
+	CU_add_test(s, "a second broker on the path: -EADDRINUSE",
+		    t_create_twice);
+	CU_add_test(s, "VERSION", t_version);
+	CU_add_test(s, "alloc, map, info, stats, free", t_alloc_map_free);
+	CU_add_test(s, "alloc errors", t_alloc_errors);
+	CU_add_test(s, "isolation; export and import", t_isolation_and_import);
+	CU_add_test(s, "bad refs: shared validation", t_bad_refs);
+	CU_add_test(s, "jobs: client, engine, limits, -EPIPE", t_jobs);
+	CU_add_test(s, "client gone: jobs cancelled", t_client_gone);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	fails = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
+	CU_cleanup_registry();
+	return fails ? 1 : 0;
+}

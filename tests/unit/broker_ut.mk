@@ -1,0 +1,17 @@
+# tests/unit/broker_ut: syshaxd's userspace broker through libsyshax-rt.
+# (Here, not in daemon/broker.mk, so that runtime.mk's variables are set.)
+SHXD_BROKER_UT := $(B)/tests/unit/broker_ut
+
+$(SHXD_BROKER_UT): $(B)/tests/unit/broker_ut.o $(SHXD_BROKER_OBJS) $(SHRT_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(SHXD_BROKER_LIBS) \
+		$(shell $(PKG_CONFIG) --libs cunit) -pthread
+
+$(B)/tests/unit/broker_ut.o: CPPFLAGS_tests += -I$(CURDIR)/daemon \
+	-I$(CURDIR)/runtime/include
+
+.PHONY: check-broker
+check-broker: $(SHXD_BROKER_UT)
+	$(SHXD_BROKER_UT)
+
+ALL	+= $(SHXD_BROKER_UT)
+CHECKS	+= check-broker
