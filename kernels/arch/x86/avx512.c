@@ -13,6 +13,8 @@
 #include "../../internal.h"
 
 #define INLINE static inline __attribute__((always_inline))
+/* Fully unroll the tile loops so accumulators stay in registers. */
+#define UNROLL _Pragma("GCC unroll 16")
 
 /* ---- activations: bit-exact with shxk_act_q8_generic ---- */
 
@@ -67,7 +69,9 @@ INLINE void float_tile(const struct shxk_gemm_args *a, enum shxk_type t,
 {
 	__m512 acc[4][4];
 
+	UNROLL
 	for (int r = 0; r < R; r++)
+		UNROLL
 		for (int u = 0; u < MT; u++)
 			acc[r][u] = _mm512_setzero_ps();
 	for (size_t e = 0; e < a->k; e += 16) {
@@ -75,16 +79,21 @@ INLINE void float_tile(const struct shxk_gemm_args *a, enum shxk_type t,
 			      (__mmask16)((1u << (a->k - e)) - 1);
 		__m512 x[4];
 
+		UNROLL
 		for (int u = 0; u < MT; u++)
 			x[u] = _mm512_maskz_loadu_ps(m, a->act + (i + u) * a->astride + 4 * e);
+		UNROLL
 		for (int r = 0; r < R; r++) {
 			__m512 w = load_w(t, a->w + (n + r) * a->wstride, e, m);
 
+			UNROLL
 			for (int u = 0; u < MT; u++)
 				acc[r][u] = _mm512_fmadd_ps(w, x[u], acc[r][u]);
 		}
 	}
+	UNROLL
 	for (int r = 0; r < R; r++)
+		UNROLL
 		for (int u = 0; u < MT; u++)
 			shxk_store(a, i + u, n + r, _mm512_reduce_add_ps(acc[r][u]));
 }
@@ -160,13 +169,16 @@ INLINE void quant_tile(const struct shxk_gemm_args *a, int q4, size_t n,
 	__m256i bias = _mm256_set1_epi8(q4 ? 8 : -128);
 	__m256 acc[4][4];
 
+	UNROLL
 	for (int r = 0; r < R; r++)
+		UNROLL
 		for (int u = 0; u < MT; u++)
 			acc[r][u] = _mm256_setzero_ps();
 	for (size_t j = 0; j < a->k / SHXK_QK; j++) {
 		__m256i x[4], nb[4];
 		float dx[4];
 
+		UNROLL
 		for (int u = 0; u < MT; u++) {
 			const uint8_t *ar = a->act + (i + u) * a->astride;
 
@@ -175,6 +187,7 @@ INLINE void quant_tile(const struct shxk_gemm_args *a, int q4, size_t n,
 				_mm256_dpbusd_epi32(_mm256_setzero_si256(), bias, x[u]));
 			dx[u] = shxk_act_d(ar, a->k)[j];
 		}
+		UNROLL
 		for (int r = 0; r < R; r++) {
 			const uint8_t *b = a->w + (n + r) * a->wstride + j * bs;
 			__m256i w = wbytes(b + 2, q4);
@@ -183,6 +196,7 @@ INLINE void quant_tile(const struct shxk_gemm_args *a, int q4, size_t n,
 
 			memcpy(&dh, b, 2);
 			dw = _cvtsh_ss(dh);
+			UNROLL
 			for (int u = 0; u < MT; u++) {
 				__m256i dot = _mm256_dpbusd_epi32(nb[u], w, x[u]);
 
@@ -192,7 +206,9 @@ INLINE void quant_tile(const struct shxk_gemm_args *a, int q4, size_t n,
 			}
 		}
 	}
+	UNROLL
 	for (int r = 0; r < R; r++)
+		UNROLL
 		for (int u = 0; u < MT; u++)
 			shxk_store(a, i + u, n + r, hsum256(acc[r][u]));
 }
@@ -258,6 +274,7 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 	const int bias = q4 ? -8 : -128;
 	__m512 acc[4];
 
+	UNROLL
 	for (int u = 0; u < MT; u++)
 		acc[u] = _mm512_setzero_ps();
 	for (size_t j = 0; j < a->k / SHXK_QK; j++, col += bs * SHXK_X8) {
@@ -275,10 +292,12 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 			w[2] = _mm512_and_si512(_mm512_srli_epi16(c0, 4), m4);
 			w[3] = _mm512_and_si512(_mm512_srli_epi16(c1, 4), m4);
 		} else {
+			UNROLL
 			for (int c = 0; c < 4; c++)
 				w[c] = _mm512_xor_si512(
 					_mm512_loadu_si512(col + 16 + 64 * c), flip);
 		}
+		UNROLL
 		for (int u = 0; u < MT; u++) {
 			const uint8_t *ar = a->act + (i + u) * a->astride;
 			const int8_t *x = (const int8_t *)ar + j * SHXK_QK;
@@ -295,6 +314,7 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 				acc[u]);
 		}
 	}
+	UNROLL
 	for (int u = 0; u < MT; u++) {
 		/* Pair sums land in the even lanes; pack them to 8 rows. */
 		__m512 s = _mm512_add_ps(acc[u], _mm512_permute_ps(acc[u], 0xb1));
@@ -307,6 +327,7 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 			float v[8];
 
 			_mm256_storeu_ps(v, rows);
+			UNROLL
 			for (int r = 0; r < 8; r++)
 				if (n + r >= a->n0 && n + r < a->n1)
 					shxk_store(a, i + u, n + r, v[r]);

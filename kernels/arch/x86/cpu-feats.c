@@ -50,6 +50,7 @@ static const struct {
 	int (*probe)(void);
 } g_variants[] = {	/* best first */
 	{ "avx512", &shxk_ops_avx512, has_avx512 },
+	{ "avx2", &shxk_ops_avx2, has_avx2 },
 	{ "generic", &shxk_ops_generic, NULL },
 };
 

@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * AVX2 + FMA + F16C variant. Integer dot products use vpmaddubsw (u8 x s8
+ * pairs to s16) then vpmaddwd with ones (to s32). Q4_0 nibbles are
+ * unsigned and their - 8 is taken back with the activation block sums;
+ * Q8_0 quants are signed, so |w| x (x with w's sign) keeps the u8 x s8 form
+ * without the s16 overflow a + 128 bias would cause. The X8 layout works as
+ * in the AVX-512 variant, four rows per register.
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "../../internal.h"
+
+#define INLINE static inline __attribute__((always_inline))
+/* Fully unroll the tile loops so accumulators stay in registers. */
+#define UNROLL _Pragma("GCC unroll 16")
+
+/* ---- activations: bit-exact with shxk_act_q8_generic ---- */
+
+/* roundf(): half away from zero (the FPU rounds half to even). */
+INLINE __m256 round_away(__m256 v)
+{
+	__m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+	__m256 sign = _mm256_and_ps(v, _mm256_set1_ps(-0.0f));
+	__m256 frac = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_sub_ps(v, t));
+	__m256 up = _mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+
+	return _mm256_add_ps(t, _mm256_and_ps(up, _mm256_or_ps(sign,
+							       _mm256_set1_ps(1.0f))));
+}
+
+INLINE float hmax256(__m256 v)
+{
+	__m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+
+	m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+	return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+}
+
+INLINE int32_t hsum_epi32(__m256i v)
+{
+	__m128i s = _mm_add_epi32(_mm256_castsi256_si128(v),
+				  _mm256_extracti128_si256(v, 1));
+
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+	return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1)));
+}
+
+static void act_q8(const float *x, int8_t *qs, float *d, int32_t *s, size_t nb)
+{
+	const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+
+	for (size_t j = 0; j < nb; j++, x += SHXK_QK, qs += SHXK_QK) {
+		__m256 v[4], m;
+		__m256i q[4];
+
+		for (int c = 0; c < 4; c++)
+			v[c] = _mm256_loadu_ps(x + 8 * c);
+		m = _mm256_max_ps(_mm256_max_ps(_mm256_and_ps(v[0], abs),
+						_mm256_and_ps(v[1], abs)),
+				  _mm256_max_ps(_mm256_and_ps(v[2], abs),
+						_mm256_and_ps(v[3], abs)));
+		float dj = hmax256(m) / 127.0f;
+		__m256 id = _mm256_set1_ps(dj != 0.0f ? 1.0f / dj : 0.0f);
+
+		for (int c = 0; c < 4; c++)
+			q[c] = _mm256_cvtps_epi32(round_away(_mm256_mul_ps(v[c], id)));
+		d[j] = dj;
+		s[j] = hsum_epi32(_mm256_add_epi32(_mm256_add_epi32(q[0], q[1]),
+						   _mm256_add_epi32(q[2], q[3])));
+		/* Packing interleaves 128-bit lanes; the permute undoes it. */
+		__m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]),
+					       _mm256_packs_epi32(q[2], q[3]));
+
+		p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5,
+								     2, 6, 3, 7));
+		_mm256_storeu_si256((__m256i *)qs, p);
+	}
+}
+
+/* ---- float weights ---- */
+
+INLINE __m256 load_w(enum shxk_type t, const uint8_t *row, size_t e)
+{
+	if (t == SHXK_F16)
+		return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + 2 * e)));
+	if (t == SHXK_BF16)
+		return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(
+			_mm_loadu_si128((const __m128i *)(row + 2 * e))), 16));
+	return _mm256_loadu_ps((const float *)(row + 4 * e));
+}
+
+INLINE float load_w1(enum shxk_type t, const uint8_t *row, size_t e)
+{
+	uint16_t h;
+	float f;
+
+	if (t == SHXK_F32) {
+		memcpy(&f, row + 4 * e, 4);
+		return f;
+	}
+	memcpy(&h, row + 2 * e, 2);
+	return t == SHXK_F16 ? _cvtsh_ss(h) : shxk_bf16_to_fp32(h);
+}
+
+INLINE float hsum256(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+/* R weight rows from n times MT activation rows from i. */
+INLINE void float_tile(const struct shxk_gemm_args *a, enum shxk_type t,
+		       size_t n, size_t i, const int R, const int MT)
+{
+	size_t k8 = a->k & ~(size_t)7;
+	__m256 acc[4][3];
+	float tail[4][3];
+
+	UNROLL
+	for (int r = 0; r < R; r++) {
+		UNROLL
+		for (int u = 0; u < MT; u++) {
+			acc[r][u] = _mm256_setzero_ps();
+			tail[r][u] = 0.0f;
+		}
+	}
+	for (size_t e = 0; e < k8; e += 8) {
+		__m256 x[3];
+
+		UNROLL
+		for (int u = 0; u < MT; u++)
+			x[u] = _mm256_loadu_ps((const float *)(a->act + (i + u) * a->astride) + e);
+		UNROLL
+		for (int r = 0; r < R; r++) {
+			__m256 w = load_w(t, a->w + (n + r) * a->wstride, e);
+
+			UNROLL
+			for (int u = 0; u < MT; u++)
+				acc[r][u] = _mm256_fmadd_ps(w, x[u], acc[r][u]);
+		}
+	}
+	for (size_t e = k8; e < a->k; e++) {
+		UNROLL
+		for (int r = 0; r < R; r++) {
+			float w = load_w1(t, a->w + (n + r) * a->wstride, e);
+
+			UNROLL
+			for (int u = 0; u < MT; u++)
+				tail[r][u] += w * ((const float *)(a->act + (i + u) * a->astride))[e];
+		}
+	}
+	UNROLL
+	for (int r = 0; r < R; r++) {
+		UNROLL
+		for (int u = 0; u < MT; u++)
+			shxk_store(a, i + u, n + r, hsum256(acc[r][u]) + tail[r][u]);
+	}
+}
+
+INLINE void gemm_float(const struct shxk_gemm_args *a, enum shxk_type t)
+{
+	size_t n = a->n0;
+
+	for (; n + 4 <= a->n1; n += 4) {
+		size_t i = 0;
+
+		for (; i + 3 <= a->m; i += 3)
+			float_tile(a, t, n, i, 4, 3);
+		for (; i < a->m; i++)
+			float_tile(a, t, n, i, 4, 1);
+	}
+	for (; n < a->n1; n++) {
+		size_t i = 0;
+
+		for (; i + 3 <= a->m; i += 3)
+			float_tile(a, t, n, i, 1, 3);
+		for (; i < a->m; i++)
+			float_tile(a, t, n, i, 1, 1);
+	}
+}
+
+static void gemm_f32(const struct shxk_gemm_args *a)
+{
+	gemm_float(a, SHXK_F32);
+}
+
+static void gemm_f16(const struct shxk_gemm_args *a)
+{
+	gemm_float(a, SHXK_F16);
+}
+
+static void gemm_bf16(const struct shxk_gemm_args *a)
+{
+	gemm_float(a, SHXK_BF16);
+}
+
+/* ---- Q8_0 / Q4_0, row-major ---- */
+
+/* Sum of u8 x s8 products in each 32-bit lane. */
+INLINE __m256i dot_us(__m256i u, __m256i s)
+{
+	return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+/* Q4_0 block quants 0..15 as bytes in element order. */
+INLINE __m256i q4_bytes(const uint8_t *qs)
+{
+	__m128i q = _mm_loadu_si128((const __m128i *)qs);
+	__m128i m4 = _mm_set1_epi8(15);
+
+	return _mm256_inserti128_si256(
+		_mm256_castsi128_si256(_mm_and_si128(q, m4)),
+		_mm_and_si128(_mm_srli_epi16(q, 4), m4), 1);
+}
+
+INLINE void quant_tile(const struct shxk_gemm_args *a, int q4, size_t n,
+		       size_t i, const int R, const int MT)
+{
+	size_t bs = q4 ? sizeof(struct shxk_block_q4_0) :
+			 sizeof(struct shxk_block_q8_0);
+	__m256 acc[4][3];
+
+	UNROLL
+	for (int r = 0; r < R; r++) {
+		UNROLL
+		for (int u = 0; u < MT; u++)
+			acc[r][u] = _mm256_setzero_ps();
+	}
+	for (size_t j = 0; j < a->k / SHXK_QK; j++) {
+		__m256i x[3], nb[3];
+		float dx[3];
+
+		UNROLL
+		for (int u = 0; u < MT; u++) {
+			const uint8_t *ar = a->act + (i + u) * a->astride;
+
+			x[u] = _mm256_loadu_si256((const __m256i *)(ar + j * SHXK_QK));
+			/* Q4_0: - 8 x (lane sums of x). */
+			if (q4)
+				nb[u] = dot_us(_mm256_set1_epi8(8), x[u]);
+			dx[u] = shxk_act_d(ar, a->k)[j];
+		}
+		UNROLL
+		for (int r = 0; r < R; r++) {
+			const uint8_t *b = a->w + (n + r) * a->wstride + j * bs;
+			uint16_t dh;
+			float dw;
+			__m256i w;
+
+			memcpy(&dh, b, 2);
+			dw = _cvtsh_ss(dh);
+			if (q4)
+				w = q4_bytes(b + 2);
+			else
+				w = _mm256_loadu_si256((const __m256i *)(b + 2));
+			UNROLL
+			for (int u = 0; u < MT; u++) {
+				__m256i dot = q4 ?
+					_mm256_sub_epi32(dot_us(w, x[u]), nb[u]) :
+					dot_us(_mm256_sign_epi8(w, w),
+					       _mm256_sign_epi8(x[u], w));
+
+				acc[r][u] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot),
+							    _mm256_set1_ps(dw * dx[u]),
+							    acc[r][u]);
+			}
+		}
+	}
+	UNROLL
+	for (int r = 0; r < R; r++) {
+		UNROLL
+		for (int u = 0; u < MT; u++)
+			shxk_store(a, i + u, n + r, hsum256(acc[r][u]));
+	}
+}
+
+INLINE void gemm_quant(const struct shxk_gemm_args *a, int q4)
+{
+	size_t n = a->n0;
+
+	for (; n + 4 <= a->n1; n += 4) {
+		size_t i = 0;
+
+		for (; i + 3 <= a->m; i += 3)
+			quant_tile(a, q4, n, i, 4, 3);
+		for (; i < a->m; i++)
+			quant_tile(a, q4, n, i, 4, 1);
+	}
+	for (; n < a->n1; n++) {
+		size_t i = 0;
+
+		for (; i + 3 <= a->m; i += 3)
+			quant_tile(a, q4, n, i, 1, 3);
+		for (; i < a->m; i++)
+			quant_tile(a, q4, n, i, 1, 1);
+	}
+}
+
+static void gemm_q8_0(const struct shxk_gemm_args *a)
+{
+	gemm_quant(a, 0);
+}
+
+static void gemm_q4_0(const struct shxk_gemm_args *a)
+{
+	gemm_quant(a, 1);
+}
+
+/* ---- Q8_0 / Q4_0, X8 layout ---- */
+
+/* Activation bytes 8p..8p+7 of a block, in every lane pair. */
+INLINE __m256i bcast8(const int8_t *p)
+{
+	long long v;
+
+	memcpy(&v, p, 8);
+	return _mm256_set1_epi64x(v);
+}
+
+/*
+ * One 8-row group g times MT activation rows from i; h = 0 for rows 0..3,
+ * 1 for rows 4..7 (the two 32-byte halves of each 64-byte chunk). Lane
+ * 2r + h of an accumulator holds half of row r's dot product.
+ */
+INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
+		    size_t i, const int MT)
+{
+	size_t bs = q4 ? sizeof(struct shxk_block_q4_0) :
+			 sizeof(struct shxk_block_q8_0);
+	const uint8_t *col = a->w + g * a->wstride;
+	const __m256i m4 = _mm256_set1_epi8(15);
+	__m256 acc[2][3];
+
+	UNROLL
+	for (int u = 0; u < MT; u++)
+		acc[0][u] = acc[1][u] = _mm256_setzero_ps();
+	for (size_t j = 0; j < a->k / SHXK_QK; j++, col += bs * SHXK_X8) {
+		__m128i sh = _mm_loadu_si128((const __m128i *)col);
+		/* Each row's scale duplicated into its lane pair. */
+		__m256 dw[2] = {
+			_mm256_cvtph_ps(_mm_unpacklo_epi16(sh, sh)),
+			_mm256_cvtph_ps(_mm_unpackhi_epi16(sh, sh)),
+		};
+
+		UNROLL
+		for (int h = 0; h < 2; h++) {
+			/* w[c] pairs with activation bytes 8c..8c+7. */
+			__m256i w[4];
+
+			if (q4) {
+				__m256i c0 = _mm256_loadu_si256((const __m256i *)(col + 16 + 32 * h));
+				__m256i c1 = _mm256_loadu_si256((const __m256i *)(col + 80 + 32 * h));
+
+				w[0] = _mm256_and_si256(c0, m4);
+				w[1] = _mm256_and_si256(c1, m4);
+				w[2] = _mm256_and_si256(_mm256_srli_epi16(c0, 4), m4);
+				w[3] = _mm256_and_si256(_mm256_srli_epi16(c1, 4), m4);
+			} else {
+				UNROLL
+				for (int c = 0; c < 4; c++)
+					w[c] = _mm256_loadu_si256((const __m256i *)
+						(col + 16 + 64 * c + 32 * h));
+			}
+			UNROLL
+			for (int u = 0; u < MT; u++) {
+				const uint8_t *ar = a->act + (i + u) * a->astride;
+				const int8_t *x = (const int8_t *)ar + j * SHXK_QK;
+				__m256i dot = q4 ? _mm256_blend_epi32(_mm256_setzero_si256(),
+					_mm256_set1_epi32(-8 * shxk_act_s(ar, a->k)[j]), 0x55) :
+					_mm256_setzero_si256();
+
+				UNROLL
+				for (int c = 0; c < 4; c++) {
+					__m256i xb = bcast8(x + 8 * c);
+
+					dot = _mm256_add_epi32(dot, q4 ? dot_us(w[c], xb) :
+						dot_us(_mm256_sign_epi8(w[c], w[c]),
+						       _mm256_sign_epi8(xb, w[c])));
+				}
+				acc[h][u] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot),
+					_mm256_mul_ps(dw[h], _mm256_set1_ps(shxk_act_d(ar, a->k)[j])),
+					acc[h][u]);
+			}
+		}
+	}
+	UNROLL
+	for (int u = 0; u < MT; u++) {
+		float v[16];
+		size_t n = g * SHXK_X8;
+
+		/* Pair sums in the even lanes. */
+		_mm256_storeu_ps(v, _mm256_add_ps(acc[0][u], _mm256_permute_ps(acc[0][u], 0xb1)));
+		_mm256_storeu_ps(v + 8, _mm256_add_ps(acc[1][u], _mm256_permute_ps(acc[1][u], 0xb1)));
+		for (int r = 0; r < 8; r++)
+			if (n + r >= a->n0 && n + r < a->n1)
+				shxk_store(a, i + u, n + r, v[2 * r]);
+	}
+}
+
+INLINE void gemm_x8(const struct shxk_gemm_args *a, int q4)
+{
+	for (size_t g = a->n0 / SHXK_X8; g * SHXK_X8 < a->n1; g++) {
+		size_t i = 0;
+
+		for (; i + 3 <= a->m; i += 3)
+			x8_tile(a, q4, g, i, 3);
+		for (; i < a->m; i++)
+			x8_tile(a, q4, g, i, 1);
+	}
+}
+
+static void gemm_x8_q8_0(const struct shxk_gemm_args *a)
+{
+	gemm_x8(a, 0);
+}
+
+static void gemm_x8_q4_0(const struct shxk_gemm_args *a)
+{
+	gemm_x8(a, 1);
+}
+
+const struct shxk_ops shxk_ops_avx2 = {
+	.name = "avx2",
+	.quant = {
+		[SHXK_F16] = shxk_quant_f16_generic,
+		[SHXK_BF16] = shxk_quant_bf16_generic,
+		[SHXK_Q8_0] = shxk_quant_q8_0_generic,
+		[SHXK_Q4_0] = shxk_quant_q4_0_generic,
+	},
+	.act_q8 = act_q8,
+	.gemm = {
+		[SHXK_F32] = gemm_f32,
+		[SHXK_F16] = gemm_f16,
+		[SHXK_BF16] = gemm_bf16,
+		[SHXK_Q8_0] = gemm_q8_0,
+		[SHXK_Q4_0] = gemm_q4_0,
+	},
+	.gemm_x8 = {
+		[SHXK_Q8_0] = gemm_x8_q8_0,
+		[SHXK_Q4_0] = gemm_x8_q4_0,
+	},
+};
