@@ -181,6 +181,7 @@ enum {
 	OPT_CONFIG = 0x200,
 	OPT_NO_ENGINE,
 	OPT_ENGINE_ONLY,
+	OPT_USERSPACE,
 };
 
 static const struct option options[] = {
@@ -193,6 +194,7 @@ static const struct option options[] = {
 	{ "config",		required_argument, NULL, OPT_CONFIG },
 	{ "no-engine",		no_argument,	   NULL, OPT_NO_ENGINE },
 	{ "engine-only",	no_argument,	   NULL, OPT_ENGINE_ONLY },
+	{ "userspace",		no_argument,	   NULL, OPT_USERSPACE },
 	{ "foreground",		no_argument,	   NULL, 'f' },
 	{ "help",		no_argument,	   NULL, 'h' },
 	{ "version",		no_argument,	   NULL, 'V' },
@@ -210,6 +212,7 @@ static void usage(FILE *f, const char *prog)
 "plus engine threads connected to it):\n"
 "      --no-engine          run only the broker\n"
 "      --engine-only        run only an engine (module or running broker)\n"
+"      --userspace          broker plus engines even if /dev/syshax exists\n"
 "  -f, --foreground         stay in the foreground, log to stderr\n"
 "\n"
 "Settings (also keys of the config file, with '_' for '-'):\n"
@@ -303,6 +306,9 @@ int shxd_config_parse(struct shxd_config *cfg, int argc, char **argv,
 			break;
 		case OPT_ENGINE_ONLY:
 			cfg->mode = SHXD_MODE_ENGINE_ONLY;
+			break;
+		case OPT_USERSPACE:
+			cfg->mode = SHXD_MODE_USERSPACE;
 			break;
 		case 'f':
 			cfg->foreground = true;

@@ -16,6 +16,7 @@ enum shxd_mode {
 	SHXD_MODE_AUTO,		/* engine on /dev/syshax, else broker + engines */
 	SHXD_MODE_NO_ENGINE,	/* broker only */
 	SHXD_MODE_ENGINE_ONLY,	/* engine only, against the module or a broker */
+	SHXD_MODE_USERSPACE,	/* broker + engines even with /dev/syshax */
 };
 
 struct shxd_config {

@@ -207,7 +207,7 @@ int main(int argc, char **argv)
 				  cfg.socket) :
 		      run_engines(&cfg, threads, SYSHAX_BACKEND_AUTO, NULL);
 	else
-		ret = run_broker(&cfg, threads, mode == SHXD_MODE_AUTO);
+		ret = run_broker(&cfg, threads, mode != SHXD_MODE_NO_ENGINE);
 	free(threads);
 	shxd_log(LOG_INFO, "exiting%s", ret ? " on error" : "");
 	return ret ? 1 : 0;

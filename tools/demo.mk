@@ -13,3 +13,6 @@ INSTALLS += install-syshax-demo
 .PHONY: install-syshax-demo
 install-syshax-demo: $(B)/syshax-demo
 	install -D -m 0755 $(B)/syshax-demo $(DESTDIR)$(PREFIX)/bin/syshax-demo
+
+# In the guest: the demo and the NOP bench against the module.
+VM_BINS += tools/vm-tools.sh

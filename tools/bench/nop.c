@@ -134,8 +134,8 @@ static int start_userspace(const char *exe, struct daemon_proc *d,
 	}
 	snprintf(d->sock, sizeof(d->sock), "%s/syshaxd.sock", d->dir);
 	{
-		char *argv[] = { (char *)exe, "--foreground", "--socket",
-				 d->sock, NULL };
+		char *argv[] = { (char *)exe, "--foreground", "--userspace",
+				 "--socket", d->sock, NULL };
 
 		ret = spawn(exe, argv, NULL);
 	}
