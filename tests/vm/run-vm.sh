@@ -37,6 +37,8 @@ mkdir -p "$vm"
 # Per-run files live apart so that parallel runs do not mix them.
 run=$(mktemp -d "$vm/run.XXXXXX")
 trap 'rm -rf "$run"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 read -r kver kdir < <("$here/kernel.sh" "$vm/kernel") || die "no kernel"
 magic=$(modinfo -F vermagic "$ko" | awk '{ print $1 }')
 [ "$magic" = "$kver" ] ||
@@ -70,7 +72,9 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 echo "run-vm.sh: booting $kver with ${#suites[@]} suite(s), limit ${vm_timeout}s"
 start=$(date +%s)
 status=0
-timeout -k 10 "$vm_timeout" qemu-system-x86_64 \
+# --foreground keeps QEMU in our process group: whoever stops this script
+# (Ctrl-C, an outer timeout) stops QEMU with it.
+timeout --foreground -k 10 "$vm_timeout" qemu-system-x86_64 \
 	-machine q35 -smp 2,sockets=2,cores=1,threads=1 -m 2G \
 	-object memory-backend-ram,id=m0,size=1G \
 	-object memory-backend-ram,id=m1,size=1G \
