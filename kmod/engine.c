@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The engine side of the job broker: ENGINE_ATTACH, ENGINE_FETCH (jobs
+ * leave the queue with refs rewritten to global ids), ENGINE_MAP (a handle
+ * on the engine's fd for a buffer a held job names), ENGINE_COMPLETE (the
+ * completion goes to the owner, the job's buffer references go), and the
+ * end of an engine: what it holds completes with -EPIPE.
+ */
+#include <linux/cred.h>
+#include <linux/module.h>
+#include <linux/nodemask.h>
+#include <linux/uaccess.h>
+
+#include "broker.h"
+
+static struct syshax_broker *const br = &syshax_broker;
+
+static int engine_gid = -1;
+module_param(engine_gid, int, 0644);
+MODULE_PARM_DESC(engine_gid,
+		 "Group allowed to attach engines besides CAP_SYS_ADMIN (default -1: none)");
+
+/*
+ * A buffer an engine mapped with ENGINE_MAP. The engine's handle (its
+ * reference) lives while jobs the engine holds name the buffer; the
+ * engine's VMA keeps the memory after that, until it unmaps.
+ */
+struct engine_map {
+	struct list_head node;
+	u64 id;
+	u64 size;
+	u64 mmap_offset;
+	u32 handle;
+	unsigned int users;	/* refs in held jobs naming the buffer */
+};
+
+/* Bucket i counts latencies below 2^(i + 10) ns; the last one the rest. */
+static unsigned int lat_bucket(u64 ns)
+{
+	unsigned int b = max(fls64(ns), 10) - 10;
+
+	return min_t(unsigned int, b, SYSHAX_LAT_BUCKETS - 1);
+}
+
+static struct engine_map *map_find(struct syshax_broker_ctx *eng, u64 id)
+{
+	struct engine_map *m;
+
+	list_for_each_entry(m, &eng->maps, node)
+		if (m->id == id)
+			return m;
+	return NULL;
+}
+
+/* Counts a newly held job's refs in its engine's maps; under the lock. */
+static void map_use(struct syshax_broker_ctx *eng,
+		    const struct syshax_kjob *j)
+{
+	struct engine_map *m;
+	unsigned int i;
+
+	for (i = 0; i < j->job.nr_refs; i++) {
+		m = map_find(eng, j->job.refs[i].buf);
+		if (m)
+			m->users++;
+	}
+}
+
+/* Undoes map_use; maps nobody uses move to drop. Under the lock. */
+static void map_unuse(struct syshax_broker_ctx *eng,
+		      const struct syshax_kjob *j, struct list_head *drop)
+{
+	struct engine_map *m;
+	unsigned int i;
+
+	for (i = 0; i < j->job.nr_refs; i++) {
+		m = map_find(eng, j->job.refs[i].buf);
+		if (m && !--m->users)
+			list_move_tail(&m->node, drop);
+	}
+}
+
+/*
+ * Frees maps map_unuse let go, with the engine's handles, unless the engine
+ * freed a handle itself (BUF_FREE) and the number now names another buffer.
+ */
+static void map_drop(struct syshax_broker_ctx *eng, struct list_head *drop)
+{
+	struct engine_map *m, *tmp;
+	struct syshax_buf *buf;
+
+	list_for_each_entry_safe(m, tmp, drop, node) {
+		buf = syshax_buf_get_handle(eng->ctx, m->handle, NULL);
+		if (!IS_ERR(buf)) {
+			if (buf->id == m->id)
+				syshax_ctx_free_handle(eng->ctx, m->handle);
+			syshax_buf_put(buf);
+		}
+		kfree(m);
+	}
+}
+
+/*
+ * Ends a held job: takes it off its engine and records the completion.
+ * Under the lock; the job moves to done, for job_post().
+ */
+static void job_end(struct syshax_kjob *j, const struct syshax_engine_cpl *c,
+		    struct list_head *done, struct list_head *drop)
+{
+	hash_del(&j->hnode);
+	map_unuse(j->engine, j, drop);
+	list_move_tail(&j->qnode, done);
+	j->state = SYSHAX_KJOB_DONE;
+	j->cpl.user_data = j->job.user_data;
+	j->cpl.status = c->status;
+	j->cpl.flags = c->flags;
+	j->cpl.result = c->result;
+	j->cpl.exec_ns = c->exec_ns;
+	br->st.held--;
+	if (c->status)
+		br->st.failed++;
+	else
+		br->st.completed++;
+	br->st.lat_hist[lat_bucket(ktime_get_ns() - j->submit_ns)]++;
+}
+
+/*
+ * Releases the refs of ended jobs, then hands each completion to its owner,
+ * or frees the job when the owner has gone. Called without the lock.
+ */
+static void job_post(struct list_head *done)
+{
+	struct syshax_kjob *j, *tmp;
+
+	list_for_each_entry(j, done, qnode)
+		syshax_kjob_put_bufs(j);
+	spin_lock(&br->lock);
+	list_for_each_entry_safe(j, tmp, done, qnode) {
+		struct syshax_broker_ctx *owner = j->owner;
+
+		br->active--;
+		if (!owner)
+			continue;
+		list_del(&j->cnode);
+		list_move_tail(&j->qnode, &owner->cpls);
+		owner->nr_cpls++;
+		wake_up(&owner->wq);
+	}
+	spin_unlock(&br->lock);
+	syshax_kjob_free_list(done);
+}
+
+static bool engine_may_attach(void)
+{
+	int gid = READ_ONCE(engine_gid);
+	kgid_t kgid;
+
+	if (capable(CAP_SYS_ADMIN))
+		return true;
+	if (gid < 0)
+		return false;
+	kgid = make_kgid(current_user_ns(), gid);
+	return gid_valid(kgid) && in_egroup_p(kgid);
+}
+
+long syshax_engine_attach(struct syshax_broker_ctx *bc, void __user *uarg)
+{
+	struct syshax_engine_attach_args a;
+	int ret = 0;
+
+	if (copy_from_user(&a, uarg, sizeof(a)))
+		return -EFAULT;
+	if (a.flags || a.pad || a.node < -1 || a.node >= (s32)nr_node_ids)
+		return -EINVAL;
+	if (!engine_may_attach())
+		return -EPERM;
+	spin_lock(&br->lock);
+	if (bc->engine) {
+		ret = -EBUSY;
+	} else {
+		WRITE_ONCE(bc->engine, true);
+		a.engine_id = ++br->next_engine_id;
+		br->st.engines++;
+	}
+	spin_unlock(&br->lock);
+	if (ret)
+		return ret;
+	return copy_to_user(uarg, &a, sizeof(a)) ? -EFAULT : 0;
+}
+
+static bool jobs_queued(void *arg)
+{
+	return READ_ONCE(br->st.queued) > 0;
+}
+
+static int fetch_copy(const struct syshax_kjob *j,
+		      struct syshax_engine_job __user *u)
+{
+	if (put_user(j->token, &u->token) || put_user(j->ctx_id, &u->ctx_id) ||
+	    put_user(0, &u->pad) ||
+	    copy_to_user(&u->job, &j->job, sizeof(j->job)))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * Makes the first copied fetched jobs the engine's; puts the others (they
+ * could not be copied out) back at the head of the queue, in order.
+ */
+static void fetch_settle(struct syshax_broker_ctx *eng, struct list_head *got,
+			 unsigned int copied)
+{
+	struct syshax_kjob *j, *tmp;
+	LIST_HEAD(gone);
+
+	spin_lock(&br->lock);
+	list_for_each_entry_safe(j, tmp, got, qnode) {
+		if (copied) {
+			copied--;
+			list_move_tail(&j->qnode, &eng->held);
+			hash_add(br->held, &j->hnode, j->token);
+			map_use(eng, j);
+			br->st.fetched++;
+			continue;
+		}
+		br->st.held--;
+		if (j->owner) {
+			j->state = SYSHAX_KJOB_QUEUED;
+			br->st.queued++;
+			continue;
+		}
+		/* Its owner closed while it was being copied. */
+		list_move_tail(&j->qnode, &gone);
+		br->active--;
+		br->st.cancelled++;
+	}
+	list_splice(got, &br->queue);
+	spin_unlock(&br->lock);
+	syshax_kjob_free_list(&gone);
+}
+
+long syshax_engine_fetch(struct syshax_broker_ctx *bc, void __user *uarg)
+{
+	struct syshax_engine_job __user *ujobs;
+	struct syshax_engine_fetch_args a;
+	unsigned int n, copied = 0;
+	struct syshax_deadline d;
+	LIST_HEAD(got);
+	struct syshax_kjob *j;
+	int err;
+
+	if (copy_from_user(&a, uarg, sizeof(a)))
+		return -EFAULT;
+	if (a.flags || !a.max || !bc->engine)
+		return -EINVAL;
+	ujobs = u64_to_user_ptr(a.jobs);
+	syshax_deadline_start(&d, a.timeout_ns);
+	for (;;) {
+		n = 0;
+		spin_lock(&br->lock);
+		while (n < a.max && !list_empty(&br->queue)) {
+			j = list_first_entry(&br->queue, struct syshax_kjob,
+					     qnode);
+			list_move_tail(&j->qnode, &got);
+			j->state = SYSHAX_KJOB_HELD;
+			j->engine = bc;
+			n++;
+		}
+		br->st.queued -= n;
+		br->st.held += n;
+		spin_unlock(&br->lock);
+		if (n)
+			break;
+		err = syshax_deadline_wait(&d, &br->engine_wq, jobs_queued,
+					   NULL);
+		if (err)
+			return err;
+	}
+	/* Not in the token hash yet, so no ENGINE_COMPLETE can end them. */
+	list_for_each_entry(j, &got, qnode) {
+		if (fetch_copy(j, &ujobs[copied]))
+			break;
+		copied++;
+	}
+	fetch_settle(bc, &got, copied);
+	return copied ? copied : -EFAULT;
+}
+
+/* Refs naming buffer id in the jobs eng holds; under the lock. */
+static unsigned int held_refs(struct syshax_broker_ctx *eng, u64 id,
+			      struct syshax_buf **buf)
+{
+	unsigned int i, n = 0;
+	struct syshax_kjob *j;
+
+	list_for_each_entry(j, &eng->held, qnode)
+		for (i = 0; i < j->job.nr_refs; i++)
+			if (j->job.refs[i].buf == id) {
+				*buf = j->bufs[i];
+				n++;
+			}
+	return n;
+}
+
+/*
+ * Gives the engine a handle for buffer id: 0 (the map may still be gone if
+ * the jobs completed meanwhile), -ENOENT when no such buffer exists,
+ * -EACCES when no job the engine holds names it.
+ */
+static int engine_map_new(struct syshax_broker_ctx *eng, u64 id)
+{
+	struct syshax_buf *buf = NULL, *again;
+	struct engine_map *m;
+	LIST_HEAD(drop);
+	int ret;
+
+	spin_lock(&br->lock);
+	if (!held_refs(eng, id, &buf)) {
+		spin_unlock(&br->lock);
+		buf = syshax_buf_get_id(id);
+		if (IS_ERR_OR_NULL(buf))
+			return -ENOENT;
+		syshax_buf_put(buf);
+		return -EACCES;
+	}
+	syshax_buf_get(buf);
+	spin_unlock(&br->lock);
+
+	ret = -ENOMEM;
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		goto out_put;
+	m->id = id;
+	m->size = buf->size;
+	ret = syshax_ctx_install_buf(eng->ctx, buf, &m->handle,
+				     &m->mmap_offset);
+	if (ret) {
+		kfree(m);
+		goto out_put;
+	}
+	spin_lock(&br->lock);
+	m->users = held_refs(eng, id, &again);
+	if (m->users && !map_find(eng, id))
+		list_add_tail(&m->node, &eng->maps);
+	else
+		list_add_tail(&m->node, &drop);
+	spin_unlock(&br->lock);
+	map_drop(eng, &drop);
+out_put:
+	syshax_buf_put(buf);
+	return ret;
+}
+
+long syshax_engine_map(struct syshax_broker_ctx *bc, void __user *uarg)
+{
+	struct syshax_engine_map_args a;
+	struct engine_map *m;
+	int ret;
+
+	if (copy_from_user(&a, uarg, sizeof(a)))
+		return -EFAULT;
+	if (!bc->engine)
+		return -EINVAL;
+	spin_lock(&br->lock);
+	m = map_find(bc, a.id);
+	if (!m) {
+		spin_unlock(&br->lock);
+		ret = engine_map_new(bc, a.id);
+		if (ret)
+			return ret;
+		spin_lock(&br->lock);
+		m = map_find(bc, a.id);
+	}
+	if (m) {
+		a.mmap_offset = m->mmap_offset;
+		a.size = m->size;
+	}
+	spin_unlock(&br->lock);
+	if (!m)
+		return -EACCES;
+	return copy_to_user(uarg, &a, sizeof(a)) ? -EFAULT : 0;
+}
+
+static struct syshax_kjob *held_find(struct syshax_broker_ctx *eng,
+				     u64 token)
+{
+	struct syshax_kjob *j;
+
+	hash_for_each_possible(br->held, j, hnode, token)
+		if (j->token == token && j->engine == eng)
+			return j;
+	return NULL;
+}
+
+static bool cpl_valid(const struct syshax_engine_cpl *c)
+{
+	return c->status <= 0 && c->status >= -MAX_ERRNO &&
+	       !(c->flags & ~SYSHAX_CPL_DEFERRED);
+}
+
+/* Completions read from the user per lock round. */
+#define CPL_BATCH	16
+
+long syshax_engine_complete(struct syshax_broker_ctx *bc, void __user *uarg)
+{
+	struct syshax_engine_cpl c[CPL_BATCH];
+	struct syshax_engine_cpl __user *ucpls;
+	struct syshax_engine_complete_args a;
+	unsigned int n = 0, i, batch;
+	int ret = 0;
+
+	if (copy_from_user(&a, uarg, sizeof(a)))
+		return -EFAULT;
+	if (a.flags || !a.nr || !bc->engine)
+		return -EINVAL;
+	ucpls = u64_to_user_ptr(a.cpls);
+	while (n < a.nr && !ret) {
+		LIST_HEAD(done);
+		LIST_HEAD(drop);
+
+		batch = min_t(unsigned int, a.nr - n, CPL_BATCH);
+		if (copy_from_user(c, &ucpls[n], batch * sizeof(c[0]))) {
+			ret = -EFAULT;
+			break;
+		}
+		spin_lock(&br->lock);
+		for (i = 0; i < batch; i++) {
+			struct syshax_kjob *j;
+
+			if (!cpl_valid(&c[i])) {
+				ret = -EINVAL;
+				break;
+			}
+			j = held_find(bc, c[i].token);
+			if (!j) {
+				ret = -ENOENT;
+				break;
+			}
+			job_end(j, &c[i], &done, &drop);
+		}
+		spin_unlock(&br->lock);
+		n += i;
+		job_post(&done);
+		map_drop(bc, &drop);
+	}
+	return n ? n : ret;
+}
+
+/* Engine gone: its held jobs complete with -EPIPE now. */
+void syshax_engine_release(struct syshax_broker_ctx *eng)
+{
+	static const struct syshax_engine_cpl epipe = { .status = -EPIPE };
+	struct engine_map *m, *mtmp;
+	struct syshax_kjob *j, *tmp;
+	LIST_HEAD(done);
+	LIST_HEAD(drop);
+
+	spin_lock(&br->lock);
+	list_for_each_entry_safe(j, tmp, &eng->held, qnode)
+		job_end(j, &epipe, &done, &drop);
+	br->st.engines--;
+	spin_unlock(&br->lock);
+	job_post(&done);
+	/* The handles go with the context's other buffers. */
+	list_splice(&drop, &eng->maps);
+	list_for_each_entry_safe(m, mtmp, &eng->maps, node)
+		kfree(m);
+}
+
