@@ -139,8 +139,10 @@ void dnnl_peer_close(struct dnnl_peer *p)
 		p->f.stream_destroy(p->stream);
 	if (p->eng)
 		p->f.engine_destroy(p->eng);
-	if (p->lib)
-		dlclose(p->lib);
+	/*
+	 * No dlclose: the OpenMP workers oneDNN started outlive the handle,
+	 * and unmapping the code they park in crashes them (and LSan).
+	 */
 	free(p);
 }
 
