@@ -42,11 +42,12 @@ $(SHRT_A): $(SHRT_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
+SHRT_PC_SED	= sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(SHRT_VERSION)|'
+
 $(SHRT_PC): runtime/syshax-rt.pc.in runtime/runtime.mk
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(SHRT_VERSION)|' \
-	    $< > $@
+	$(SHRT_PC_SED) $< > $@
 
 .PHONY: install-runtime
 install-runtime: $(SHRT_SO) $(SHRT_A) $(SHRT_PC)
@@ -56,7 +57,7 @@ install-runtime: $(SHRT_SO) $(SHRT_A) $(SHRT_PC)
 	ln -sf $(SHRT_SONAME) $(DESTDIR)$(LIBDIR)/libsyshax-rt.so
 	install -m 0644 $(SHRT_A) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(SHRT_HDRS) $(DESTDIR)$(INCLUDEDIR)/syshax/
-	install -m 0644 $(SHRT_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(SHRT_PC_SED) runtime/syshax-rt.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/syshax-rt.pc
 	install -d $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
 	cp -P docs/man/syshax_*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 0644 docs/man/syshax.7 $(DESTDIR)$(MANDIR)/man7/
@@ -76,3 +77,14 @@ check-runtime: $(SHRT_UTS)
 
 ALL	+= $(SHRT_UTS)
 CHECKS	+= check-runtime
+
+# make install into a scratch DESTDIR, then build a program against it with
+# pkg-config, shared and static: headers, .pc, soname and exports together.
+.PHONY: check-install-runtime
+check-install-runtime: $(SHRT_SO) $(SHRT_A)
+	tests/unit/rt_install_check.sh "$(MAKE)" "$(CC)"
+
+# (Not under SAN=1: the installed objects would need the sanitizers.)
+ifneq ($(SAN),1)
+CHECKS	+= check-install-runtime
+endif
