@@ -32,7 +32,7 @@ static int parse_ull(const char *s, unsigned long long max,
 	if (!isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = strtoull(s, &end, 10);
 	if (errno == ERANGE || v > max)
 		return -ERANGE;
 	if (*end)
@@ -247,7 +247,8 @@ int shxd_config_parse(struct shxd_config *cfg, int argc, char **argv,
 
 	shxd_config_defaults(cfg);
 
-	/* First pass: only what decides which file to read, or to read none. */
+	/* Errors are ours to report, to err. First pass: only what decides
+	 * which file to read, or to read none. */
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "fhV", options, NULL)) != -1) {
@@ -283,7 +284,6 @@ int shxd_config_parse(struct shxd_config *cfg, int argc, char **argv,
 		return -EINVAL;
 	}
 
-	opterr = 1;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "fhV", options, NULL)) != -1) {
 		if (c >= OPT_KEY && c < OPT_KEY + (int)(sizeof(opt_keys) /
@@ -314,7 +314,9 @@ int shxd_config_parse(struct shxd_config *cfg, int argc, char **argv,
 			cfg->foreground = true;
 			break;
 		default:
-			fprintf(err, "Try '%s --help'.\n", argv[0]);
+			fprintf(err, "%s: bad option or missing value: '%s'\n"
+				"Try '%s --help'.\n", argv[0],
+				argv[optind - 1], argv[0]);
 			return -EINVAL;
 		}
 	}

@@ -1,0 +1,21 @@
+# tests/unit/shxd_*_ut: syshaxd's config and op execution.
+SHXD_UT := $(B)/tests/unit/shxd_config_ut $(B)/tests/unit/shxd_exec_ut
+
+$(SHXD_UT:%=%.o): CPPFLAGS_tests += -I$(CURDIR)/daemon \
+	-I$(CURDIR)/runtime/include
+
+$(B)/tests/unit/shxd_config_ut: $(B)/tests/unit/shxd_config_ut.o \
+		$(B)/daemon/config.o $(SHRT_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit) -pthread
+
+$(B)/tests/unit/shxd_exec_ut: $(B)/tests/unit/shxd_exec_ut.o \
+		$(B)/daemon/exec.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit)
+
+.PHONY: check-shxd-unit
+check-shxd-unit: $(SHXD_UT)
+	$(B)/tests/unit/shxd_config_ut
+	$(B)/tests/unit/shxd_exec_ut
+
+ALL	+= $(SHXD_UT)
+CHECKS	+= check-shxd-unit
