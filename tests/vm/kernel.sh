@@ -28,31 +28,50 @@ if [ -z "$kver" ]; then
 fi
 
 # Same package version as the installed headers the module is built with;
-# the candidate version when those headers are not installed.
+# the candidate when those headers are not installed, or when the archive
+# no longer has that version (same ABI name, so modversions still match).
 pkg=linux-image-$kver
+cand=$(apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
+[ "$cand" != "(none)" ] || cand=
 pver=$(dpkg-query -W -f='${Version}' "linux-headers-$kver" 2>/dev/null || true)
-[ -n "$pver" ] || pver=$(apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
-if [ -z "$pver" ] || [ "$pver" = "(none)" ]; then
-	say "no candidate for $pkg"
-	exit 1
-fi
+[ -n "$pver" ] || pver=$cand
+[ -n "$pver" ] || { say "no candidate for $pkg"; exit 1; }
 
-dir=$cache/$kver-$pver
 mkdir -p "$cache"
 # Runs in parallel (several people, one checkout) fetch it once.
 exec 9>"$cache/.lock"
 flock 9
-if [ ! -e "$dir/.done" ]; then
-	say "downloading $pkg=$pver into $dir"
-	rm -rf "$dir"
-	mkdir -p "$dir/deb"
-	(cd "$dir/deb" && apt-get download -q "$pkg=$pver" >&2)
-	dpkg -x "$dir"/deb/*.deb "$dir"
-	rm -rf "$dir/deb"
-	depmod -b "$dir" "$kver"
-	touch "$dir/.done"
-	# Older kernels in the cache are dead weight (~400 MiB each).
-	find "$cache" -mindepth 1 -maxdepth 1 ! -name "$(basename "$dir")" ! -name .lock -exec rm -rf {} +
+
+# Unpacks $pkg=$1 into $cache/$kver-$1; fails when apt cannot get it.
+# (Called as a condition, so set -e does not apply: every step is checked.)
+fetch() {
+	local d=$cache/$kver-$1
+	[ -e "$d/.done" ] && return 0
+	say "downloading $pkg=$1 into $d"
+	rm -rf "$d"
+	if mkdir -p "$d/deb" &&
+		(cd "$d/deb" && apt-get download -q "$pkg=$1" >&2) &&
+		dpkg -x "$d"/deb/*.deb "$d" &&
+		rm -rf "$d/deb" &&
+		depmod -b "$d" "$kver"; then
+		touch "$d/.done"
+	else
+		rm -rf "$d"
+		return 1
+	fi
+}
+
+if ! fetch "$pver"; then
+	if [ -z "$cand" ] || [ "$cand" = "$pver" ]; then
+		say "cannot download $pkg=$pver"
+		exit 1
+	fi
+	say "$pkg=$pver is gone from the archive: using $cand"
+	pver=$cand
+	fetch "$pver" || { say "cannot download $pkg=$pver"; exit 1; }
 fi
+dir=$cache/$kver-$pver
+# Other kernels in the cache are dead weight (~400 MiB each).
+find "$cache" -mindepth 1 -maxdepth 1 ! -name "$(basename "$dir")" ! -name .lock -exec rm -rf {} +
 [ -r "$dir/boot/vmlinuz-$kver" ] || { say "no boot/vmlinuz-$kver in $dir"; exit 1; }
 echo "$kver $dir"
