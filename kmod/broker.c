@@ -374,9 +374,10 @@ void syshax_broker_stats(struct syshax_stats_args *st)
 
 int syshax_broker_init(void)
 {
+	/* Queued jobs are charged to the submitter's memory cgroup. */
 	br->job_cache = kmem_cache_create("syshax_job",
-					  sizeof(struct syshax_kjob), 0, 0,
-					  NULL);
+					  sizeof(struct syshax_kjob), 0,
+					  SLAB_ACCOUNT, NULL);
 	return br->job_cache ? 0 : -ENOMEM;
 }
 

@@ -159,7 +159,8 @@ static bool engine_may_attach(void)
 		return true;
 	if (gid < 0)
 		return false;
-	kgid = make_kgid(current_user_ns(), gid);
+	/* A module parameter speaks of the initial namespace's groups. */
+	kgid = make_kgid(&init_user_ns, gid);
 	return gid_valid(kgid) && in_egroup_p(kgid);
 }
 

@@ -604,6 +604,108 @@ static void t_bad_jobs(void)
 	close(cl);
 }
 
+static volatile sig_atomic_t g_stop;
+
+static void t_on_stop(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+/* An engine process: serves jobs until SIGUSR1. */
+static int t_engine_loop(int fd)
+{
+	struct sigaction sa = { .sa_handler = t_on_stop };
+	struct syshax_engine_job ej[16];
+	unsigned long long tok[16];
+	int n, i;
+
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return 1;
+	while (!g_stop) {
+		n = t_fetch(fd, ej, 16, 100000000);
+		if (n == -ETIMEDOUT || n == -EINTR)
+			continue;
+		if (n <= 0)
+			return 2;
+		for (i = 0; i < n; i++)
+			tok[i] = ej[i].token;
+		if (t_complete(fd, tok, n, 0) != n)
+			return 3;
+	}
+	return 0;
+}
+
+#define CLIENT_JOBS	5000
+
+/* A client process: CLIENT_JOBS NOPs in batches, each completion once. */
+static int t_client_loop(void)
+{
+	static unsigned char seen[CLIENT_JOBS];
+	struct syshax_completion c[64];
+	struct syshax_job jobs[64];
+	unsigned int sent = 0, got = 0;
+	int fd = open(DEV, O_RDWR), n, i;
+
+	if (fd < 0)
+		return 1;
+	while (got < CLIENT_JOBS) {
+		unsigned int nr = CLIENT_JOBS - sent < 64 ? CLIENT_JOBS - sent : 64;
+
+		for (i = 0; i < (int)nr; i++)
+			t_nop(&jobs[i], sent + i);
+		n = nr ? t_submit(fd, jobs, nr) : 0;
+		if (n < 0 && n != -EAGAIN)
+			return 2;
+		sent += n > 0 ? n : 0;
+		n = t_wait(fd, c, 1, 64, 5000000000LL);
+		if (n <= 0)
+			return 3;
+		for (i = 0; i < n; i++) {
+			if (c[i].status || c[i].user_data >= CLIENT_JOBS ||
+			    seen[c[i].user_data]++)
+				return 4;
+		}
+		got += n;
+	}
+	return t_wait(fd, c, 1, 1, 0) == -ETIMEDOUT ? 0 : 5;
+}
+
+/* Two engines and four clients at once: every job completes once. */
+static void t_two_engines(void)
+{
+	struct syshax_stats_args st0, st;
+	int i, status, fd, mon = t_open();
+	pid_t pids[6];
+
+	st0 = t_stats(mon);
+	for (i = 0; i < 6; i++) {
+		if (i < 2)
+			fd = t_engine();
+		pids[i] = fork();
+		CU_ASSERT_FATAL(pids[i] >= 0);
+		if (pids[i] == 0)
+			_exit(i < 2 ? t_engine_loop(fd) : t_client_loop());
+		if (i < 2)
+			close(fd);
+	}
+	for (i = 2; i < 6; i++) {
+		CU_ASSERT_EQUAL(waitpid(pids[i], &status, 0), pids[i]);
+		CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	for (i = 0; i < 2; i++) {
+		CU_ASSERT_EQUAL(kill(pids[i], SIGUSR1), 0);
+		CU_ASSERT_EQUAL(waitpid(pids[i], &status, 0), pids[i]);
+		CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	st = t_stats(mon);
+	CU_ASSERT_EQUAL(st.jobs_completed - st0.jobs_completed,
+			4 * CLIENT_JOBS);
+	CU_ASSERT_EQUAL(st.jobs_fetched - st0.jobs_fetched, 4 * CLIENT_JOBS);
+	CU_ASSERT_EQUAL(st.engines, 0);
+	close(mon);
+}
+
 int main(void)
 {
 	static const struct {
@@ -623,6 +725,7 @@ int main(void)
 		{ "client close with held jobs", t_client_close_inflight },
 		{ "engine map", t_engine_map },
 		{ "queue limit", t_queue_limit },
+		{ "two engines, four clients", t_two_engines },
 	};
 	CU_pSuite s;
 	unsigned int i, failed;
