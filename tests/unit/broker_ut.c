@@ -163,6 +163,59 @@ static void t_alloc_map_free(void)
 	syshax_close(sh);
 }
 
+/* Free 2 MiB pages on node, as the broker reads them. */
+static long t_free_huge(int node)
+{
+	char path[128];
+	long n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/"
+		 "hugepages/hugepages-2048kB/free_hugepages", node);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &n) != 1)
+		n = 0;
+	fclose(f);
+	return n;
+}
+
+/* Each node gets its own pages: hugetlb when that node has enough free 2 MiB
+ * pages (the VM guest has), else small ones. */
+static void t_numa_placement(void)
+{
+	struct syshax *sh = t_open();
+	struct syshax_buf_info_args info;
+	struct syshax_version_args v;
+	struct syshax_buffer buf;
+	char path[64];
+	int node;
+
+	CU_ASSERT_EQUAL_FATAL(syshax_version(sh, &v), 0);
+	for (node = 0; node < (int)v.nr_nodes && node < SYSHAX_MAX_NODES;
+	     node++) {
+		long huge;
+
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d",
+			 node);
+		if (access(path, F_OK))
+			continue;
+		huge = t_free_huge(node);
+		CU_ASSERT_EQUAL_FATAL(syshax_buf_alloc(sh, 4 << 20, node, 0,
+						       &buf), 0);
+		CU_ASSERT_EQUAL(syshax_buf_info(sh, &buf, &info), 0);
+		CU_ASSERT_EQUAL(info.node, node);
+		CU_ASSERT_EQUAL(info.node_bytes[node], buf.size);
+		CU_ASSERT_EQUAL(info.chunk_size, huge >= 2 ? 2U << 20 :
+				(uint32_t)sysconf(_SC_PAGESIZE));
+		printf("\n  node %d: %s pages ", node,
+		       info.chunk_size == 2 << 20 ? "2 MiB" : "small");
+		CU_ASSERT_EQUAL(syshax_buf_free(sh, &buf), 0);
+	}
+	syshax_close(sh);
+}
+
 static void t_alloc_errors(void)
 {
 	struct syshax *sh = t_open();
@@ -385,6 +438,7 @@ int main(void)
 	CU_add_test(s, "VERSION", t_version);
 	CU_add_test(s, "alloc, map, info, stats, free", t_alloc_map_free);
 	CU_add_test(s, "alloc errors", t_alloc_errors);
+	CU_add_test(s, "NUMA placement, huge pages", t_numa_placement);
 	CU_add_test(s, "isolation; export and import", t_isolation_and_import);
 	CU_add_test(s, "bad refs: shared validation", t_bad_refs);
 	CU_add_test(s, "jobs: client, engine, limits, -EPIPE", t_jobs);

@@ -1,5 +1,6 @@
 # tests/unit/broker_ut: syshaxd's userspace broker through libsyshax-rt.
 # (Here, not in daemon/broker.mk, so that runtime.mk's variables are set.)
+# It also runs in the VM guest, which has two NUMA nodes and huge pages.
 SHXD_BROKER_UT := $(B)/tests/unit/broker_ut
 
 $(SHXD_BROKER_UT): $(B)/tests/unit/broker_ut.o $(SHXD_BROKER_OBJS) $(SHRT_A)
@@ -15,3 +16,4 @@ check-broker: $(SHXD_BROKER_UT)
 
 ALL	+= $(SHXD_BROKER_UT)
 CHECKS	+= check-broker
+VM_BINS	+= $(SHXD_BROKER_UT)
