@@ -159,6 +159,7 @@ void syshax_buf_get(struct syshax_buf *buf)
 
 void syshax_buf_put(struct syshax_buf *buf)
 {
+	might_sleep();
 	kref_put(&buf->ref, syshax_buf_release);
 }
 

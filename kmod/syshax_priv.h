@@ -7,6 +7,7 @@
 #ifndef SYSHAX_PRIV_H
 #define SYSHAX_PRIV_H
 
+#include <linux/bits.h>
 #include <linux/kref.h>
 #include <linux/mm_types.h>
 #include <linux/poll.h>
@@ -21,7 +22,7 @@
  * it; it also bounds a buffer's size.
  */
 #define SYSHAX_MMAP_SHIFT	40
-#define SYSHAX_MAX_BUF_SIZE	(1ULL << SYSHAX_MMAP_SHIFT)
+#define SYSHAX_MAX_BUF_SIZE	BIT_ULL(SYSHAX_MMAP_SHIFT)
 /* Handles and global ids stay below this, so offsets fit in an off_t. */
 #define SYSHAX_MAX_HANDLE	((1U << 22) - 1)
 
@@ -64,6 +65,7 @@ struct syshax_buf *syshax_buf_get_handle(struct syshax_ctx *ctx, u64 handle,
 /* Global lookup by id; takes a reference; ERR_PTR(-EBADF) when unknown. */
 struct syshax_buf *syshax_buf_get_id(u64 id);
 void syshax_buf_get(struct syshax_buf *buf);
+/* May sleep: the last put frees or unpins the pages. No spinlocks held. */
 void syshax_buf_put(struct syshax_buf *buf);
 /*
  * Gives ctx a new handle for buf, taking its own reference; for buffers the

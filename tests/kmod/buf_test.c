@@ -6,6 +6,7 @@
  */
 #include <grp.h>
 #include <hugetlbfs.h>
+#include <pthread.h>
 #include <numa.h>
 #include <numaif.h>
 #include <sys/resource.h>
@@ -45,12 +46,31 @@ static void test_version(void)
 		CU_ASSERT_EQUAL(v.reserved[i], 0);
 }
 
+/* Reads a per-node sysfs file (one number per node) into v. */
+static int t_sysfs_nodes(const char *name, long long v[SYSHAX_MAX_NODES])
+{
+	char path[128];
+	int n = 0;
+	FILE *f;
+
+	memset(v, 0, SYSHAX_MAX_NODES * sizeof(v[0]));
+	snprintf(path, sizeof(path), T_SYSFS "%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (n < SYSHAX_MAX_NODES && fscanf(f, "%lld", &v[n]) == 1)
+		n++;
+	fclose(f);
+	return n >= numa_max_node() + 1 ? 0 : -EINVAL;
+}
+
 /* Allocates on node, checks placement with move_pages(2) and BUF_INFO. */
 static void t_alloc_on(int node)
 {
 	enum { NPAGES = T_SIZE / 4096 };
 	static void *pages[NPAGES];
 	static int status[NPAGES];
+	long long before[SYSHAX_MAX_NODES], after[SYSHAX_MAX_NODES];
 	struct syshax_buf_alloc_args a;
 	struct syshax_buf_info_args info;
 	uint8_t *p;
@@ -60,8 +80,12 @@ static void t_alloc_on(int node)
 		t_skip("this machine has no NUMA node 1");
 		return;
 	}
+	CU_ASSERT_EQUAL_FATAL(t_sysfs_nodes("node_pinned_bytes", before), 0);
 	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_SIZE, node, 0, &a), 0);
 	CU_ASSERT_EQUAL(a.size, T_SIZE);
+	CU_ASSERT_EQUAL(t_sysfs_nodes("node_pinned_bytes", after), 0);
+	CU_ASSERT_EQUAL(after[node], before[node] + (long long)T_SIZE);
+	CU_ASSERT_EQUAL(after[!node], before[!node]);
 	CU_ASSERT(a.handle != 0);
 	CU_ASSERT(a.id != 0);
 	p = t_map(g_fd, a.mmap_offset, T_SIZE);
@@ -115,6 +139,20 @@ static void test_alloc_local(void)
 		sum += info.node_bytes[n];
 	}
 	CU_ASSERT_EQUAL(sum, T_SIZE);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+}
+
+/* The fallback flags are accepted and reported back. */
+static void test_alloc_flags(void)
+{
+	struct syshax_buf_alloc_args a;
+	struct syshax_buf_info_args info;
+
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_SIZE, 0, SYSHAX_BUF_ALLOC_FLAGS,
+				      &a), 0);
+	CU_ASSERT_EQUAL_FATAL(t_info(g_fd, a.handle, &info), 0);
+	CU_ASSERT_EQUAL(info.flags, SYSHAX_BUF_ALLOC_FLAGS);
+	CU_ASSERT_EQUAL(info.size, T_SIZE);
 	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
 }
 
@@ -229,6 +267,32 @@ static void test_mmap_split_lifetime(void)
 	CU_ASSERT_EQUAL(t_pinned(g_fd), before + T_SIZE);
 	CU_ASSERT_EQUAL(p[T_SIZE - 1], t_pat(T_SIZE - 1, 4));
 	CU_ASSERT_EQUAL(munmap(p + T_MIB + 4096, T_SIZE - T_MIB - 4096), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+}
+
+/* A forked child shares the mapping; its copy holds the buffer too. */
+static void test_mmap_fork(void)
+{
+	struct syshax_buf_alloc_args a;
+	uint64_t before = t_pinned(g_fd);
+	int status = -1;
+	uint8_t *p;
+	pid_t pid;
+
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_SIZE, 0, 0, &a), 0);
+	p = t_map(g_fd, a.mmap_offset, T_SIZE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		t_fill(p, T_SIZE, 10);
+		_exit(0);
+	}
+	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CU_ASSERT_EQUAL(t_check(p, T_SIZE, 10), T_SIZE);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+	CU_ASSERT_EQUAL(munmap(p, T_SIZE), 0);
 	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
 }
 
@@ -592,6 +656,87 @@ static void test_register_hugetlbfs(void)
 	free_huge_pages(h);
 }
 
+enum { T_THREADS = 4, T_ROUNDS = 200 };
+
+/* One worker: alloc, map, write, export, import, free, in a loop. */
+static void *t_worker(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg;
+	long bad = 0;
+
+	for (int i = 0; i < T_ROUNDS; i++) {
+		struct syshax_buf_import_args im;
+		struct syshax_buf_alloc_args a;
+		size_t len = (size_t)(1 + (i + seed) % 3) << 16;
+		uint8_t *p;
+		int d;
+
+		if (t_alloc(g_fd, len, i % 2 ? -1 : 0, 0, &a)) {
+			bad++;
+			continue;
+		}
+		p = t_map(g_fd, a.mmap_offset, len);
+		if (p) {
+			t_fill(p, len, seed + i);
+			bad += t_check(p, len, seed + i) != len;
+		} else {
+			bad++;
+		}
+		d = t_export(g_fd, a.handle, SYSHAX_EXPORT_CLOEXEC);
+		if (d >= 0 && !t_import(g_fd, d, &im))
+			bad += t_free(g_fd, im.handle) != 0;
+		else
+			bad++;
+		if (d >= 0)
+			close(d);
+		bad += t_free(g_fd, a.handle) != 0;
+		if (p)
+			munmap(p, len);
+	}
+	return (void *)bad;
+}
+
+/* Racing lookups of handles other threads create and free. */
+static void *t_prober(void *arg)
+{
+	volatile int *stop = arg;
+	long bad = 0;
+
+	while (!*stop) {
+		for (uint32_t h = 1; h < 64; h++) {
+			struct syshax_buf_info_args info;
+			int ret = t_info(g_fd, h, &info);
+
+			bad += ret && ret != -EBADF;
+		}
+		bad += t_pinned(g_fd) == UINT64_MAX;
+	}
+	return (void *)bad;
+}
+
+/* Handles, mappings and dma-bufs from several threads on one fd. */
+static void test_concurrent(void)
+{
+	pthread_t workers[T_THREADS], prober;
+	uint64_t before = t_pinned(g_fd);
+	volatile int stop = 0;
+	void *bad;
+
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&prober, NULL, t_prober,
+					     (void *)&stop), 0);
+	for (int i = 0; i < T_THREADS; i++)
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&workers[i], NULL, t_worker,
+						     (void *)(uintptr_t)(i * 50)), 0);
+	for (int i = 0; i < T_THREADS; i++) {
+		CU_ASSERT_EQUAL(pthread_join(workers[i], &bad), 0);
+		CU_ASSERT_EQUAL((long)bad, 0);
+	}
+	stop = 1;
+	CU_ASSERT_EQUAL(pthread_join(prober, &bad), 0);
+	CU_ASSERT_EQUAL((long)bad, 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+}
+
 static int t_suite_init(void)
 {
 	g_fd = t_open();
@@ -613,10 +758,12 @@ int main(void)
 		{ "alloc_node0", test_alloc_node0 },
 		{ "alloc_node1", test_alloc_node1 },
 		{ "alloc_local", test_alloc_local },
+		{ "alloc_flags", test_alloc_flags },
 		{ "alloc_tail", test_alloc_tail },
 		{ "mmap_rw", test_mmap_rw },
 		{ "mmap_bounds", test_mmap_bounds },
 		{ "mmap_split_lifetime", test_mmap_split_lifetime },
+		{ "mmap_fork", test_mmap_fork },
 		{ "register_inside_mapping", test_register_inside_mapping },
 		{ "odirect_read", test_odirect_read },
 		{ "pinned_counter", test_pinned_counter },
@@ -624,6 +771,7 @@ int main(void)
 		{ "rlimit_unprivileged", test_rlimit_unprivileged },
 		{ "errnos", test_errnos },
 		{ "register_hugetlbfs", test_register_hugetlbfs },
+		{ "concurrent", test_concurrent },
 	};
 	CU_pSuite suite;
 

@@ -4,7 +4,7 @@ KMOD_TESTS := $(B)/tests/kmod/buf_test $(B)/tests/kmod/dmabuf_test
 CPPFLAGS_tests += $(shell $(PKG_CONFIG) --cflags cunit libdrm)
 
 $(B)/tests/kmod/buf_test: $(B)/tests/kmod/buf_test.o
-	$(CC) $(LDFLAGS) -o $@ $< $(shell $(PKG_CONFIG) --libs cunit numa) -lhugetlbfs
+	$(CC) $(LDFLAGS) -o $@ $< $(shell $(PKG_CONFIG) --libs cunit numa) -lhugetlbfs -pthread
 
 $(B)/tests/kmod/dmabuf_test: $(B)/tests/kmod/dmabuf_test.o
 	$(CC) $(LDFLAGS) -o $@ $< $(shell $(PKG_CONFIG) --libs cunit libdrm)
