@@ -18,4 +18,6 @@ INSTALLS += install-syshaxd
 install-syshaxd: $(B)/syshaxd
 	install -D -m 0755 $(B)/syshaxd $(DESTDIR)$(PREFIX)/sbin/syshaxd
 	install -D -m 0644 docs/man/syshaxd.8 $(DESTDIR)$(PREFIX)/share/man/man8/syshaxd.8
-	install -D -m 0644 daemon/syshaxd.service $(DESTDIR)$(PREFIX)/lib/systemd/system/syshaxd.service
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed 's|/usr/local/sbin/|$(PREFIX)/sbin/|' daemon/syshaxd.service \
+		> $(DESTDIR)$(PREFIX)/lib/systemd/system/syshaxd.service
