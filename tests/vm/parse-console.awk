@@ -4,7 +4,8 @@
 # Prints one line per suite, then exactly
 #   vm-check: N passed, N failed, N skipped
 # and exits 1 on any failure: a failed or missing suite, a failed load or
-# rmmod, pinned bytes left, no summary, or QEMU killed by the timeout (124).
+# rmmod, pinned bytes left, no summary, a kernel panic, or QEMU killed by
+# the timeout (124).
 BEGIN {
 	n = split(suites, order, " ")
 	for (i = 1; i <= n; i++)
@@ -14,6 +15,8 @@ BEGIN {
 
 {
 	sub(/\r+$/, "")
+	if (panic == "" && index($0, "Kernel panic - not syncing"))
+		panic = substr($0, index($0, "Kernel panic"))
 	# Kernel messages may share the line: start at the marker.
 	at = index($0, "@@VM-")
 	if (!at)
@@ -29,6 +32,10 @@ f[1] == "@@VM-SUMMARY" { summary = 1 }
 
 END {
 	bad = 0; np = 0; nf = 0; ns = 0
+	if (panic != "") {
+		print "vm-check: guest " panic
+		bad = 1
+	}
 	if (status == 124) {
 		print "vm-check: QEMU timed out"
 		bad = 1
