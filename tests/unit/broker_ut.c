@@ -4,7 +4,9 @@
  * in a thread on a private socket; the test is its clients and its engine.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -396,6 +398,76 @@ static void t_jobs(void)
 	CU_ASSERT_EQUAL(t_pinned_settled(), 0);
 }
 
+static void t_on_signal(int sig)
+{
+	(void)sig;
+}
+
+struct t_fetcher {
+	struct syshax *en;
+	volatile int ret;
+	volatile int done;
+};
+
+static void *t_fetch_forever(void *arg)
+{
+	struct t_fetcher *f = arg;
+	struct syshax_engine_job ej;
+
+	f->ret = syshax_engine_fetch(f->en, &ej, 1, -1);
+	f->done = 1;
+	return NULL;
+}
+
+/* An engine's fd polls readable when jobs wait; a signal ends a parked
+ * fetch with -EINTR and the next calls still get their own replies. */
+static void t_engine_fd_and_eintr(void)
+{
+	struct sigaction sa = { .sa_handler = t_on_signal };	/* no restart */
+	struct syshax *cl = t_open(), *en = t_open();
+	struct t_fetcher f = { .en = en };
+	struct syshax_engine_job ej;
+	struct syshax_engine_cpl ec = { 0 };
+	struct syshax_completion cpl;
+	struct pollfd pfd;
+	struct syshax_job job;
+	pthread_t th;
+	int i;
+
+	CU_ASSERT_EQUAL_FATAL(syshax_engine_attach(en, -1), 0);
+	pfd.fd = syshax_fd(en);
+	pfd.events = POLLIN;
+	CU_ASSERT_EQUAL(poll(&pfd, 1, 0), 0);
+	syshax_job_init(&job, SYSHAX_OP_NOP, 9);
+	CU_ASSERT_EQUAL(syshax_submit(cl, &job, 1), 1);
+	CU_ASSERT_EQUAL(poll(&pfd, 1, 1000), 1);
+	CU_ASSERT_EQUAL(syshax_engine_fetch(en, &ej, 1, 0), 1);
+	CU_ASSERT_EQUAL(poll(&pfd, 1, 0), 0);	/* the note was consumed */
+	ec.token = ej.token;
+	CU_ASSERT_EQUAL(syshax_engine_complete(en, &ec, 1), 1);
+	CU_ASSERT_EQUAL(syshax_wait(cl, &cpl, 1, 1, 1000000000), 1);
+
+	sigaction(SIGUSR1, &sa, NULL);
+	pthread_create(&th, NULL, t_fetch_forever, &f);
+	/* Until the signal lands inside the blocking receive. */
+	for (i = 0; i < 200 && !f.done; i++) {
+		usleep(10000);
+		pthread_kill(th, SIGUSR1);
+	}
+	pthread_join(th, NULL);
+	CU_ASSERT_EQUAL(f.ret, -EINTR);
+	CU_ASSERT_EQUAL(syshax_engine_fetch(en, &ej, 1, 0), -ETIMEDOUT);
+	CU_ASSERT_EQUAL(syshax_submit(cl, &job, 1), 1);
+	CU_ASSERT_EQUAL(syshax_engine_fetch(en, &ej, 1, 1000000000), 1);
+	CU_ASSERT_EQUAL(ej.job.user_data, 9);
+	ec.token = ej.token;
+	CU_ASSERT_EQUAL(syshax_engine_complete(en, &ec, 1), 1);
+	CU_ASSERT_EQUAL(syshax_wait(cl, &cpl, 1, 1, 1000000000), 1);
+	signal(SIGUSR1, SIG_DFL);
+	syshax_close(en);
+	syshax_close(cl);
+}
+
 /* A client that goes with jobs queued: they are cancelled, and its
  * buffers released. */
 static void t_client_gone(void)
@@ -442,6 +514,8 @@ int main(void)
 	CU_add_test(s, "isolation; export and import", t_isolation_and_import);
 	CU_add_test(s, "bad refs: shared validation", t_bad_refs);
 	CU_add_test(s, "jobs: client, engine, limits, -EPIPE", t_jobs);
+	CU_add_test(s, "engine fd readiness; fetch interrupted: -EINTR",
+		    t_engine_fd_and_eintr);
 	CU_add_test(s, "client gone: jobs cancelled", t_client_gone);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
