@@ -392,6 +392,7 @@ static int d_wait(struct syshax *sh, struct syshax_wait_args *w)
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return got ? (int)got : -errno;
 		for (i = 0; n > 0 && i < (unsigned int)n; i++) {
+			/* An empty message is the end of file: broker gone. */
 			if (mm[i].msg_len != sizeof(*cpls))
 				return got ? (int)got : -EPIPE;
 			got++;

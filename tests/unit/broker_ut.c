@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <CUnit/Basic.h>
 
@@ -497,6 +498,54 @@ static void t_client_gone(void)
 	syshax_close(sh);
 }
 
+static volatile sig_atomic_t g_stop2;
+
+static int64_t t_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void *t_broker2_main(void *arg)
+{
+	shxd_broker_run(arg, &g_stop2);
+	return NULL;
+}
+
+/* A broker that goes: calls fail with -EPIPE at once, none hangs. */
+static void t_broker_gone(void)
+{
+	struct shxd_broker_conf c = { .socket_path = NULL };
+	struct syshax_open_opts o = { .backend = SYSHAX_BACKEND_DAEMON };
+	struct syshax_completion cpl;
+	struct syshax_stats_args st;
+	struct shxd_broker *b;
+	struct syshax *sh;
+	struct syshax_job job;
+	char path[160];
+	pthread_t th;
+	int64_t t0;
+
+	snprintf(path, sizeof(path), "%s/gone.sock", g_dir);
+	c.socket_path = path;
+	o.path = path;
+	CU_ASSERT_EQUAL_FATAL(shxd_broker_create(&c, &b), 0);
+	pthread_create(&th, NULL, t_broker2_main, b);
+	CU_ASSERT_EQUAL_FATAL(syshax_open(&sh, &o), 0);
+	g_stop2 = 1;
+	pthread_join(th, NULL);
+	shxd_broker_destroy(b);
+	syshax_job_init(&job, SYSHAX_OP_NOP, 1);
+	CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), -EPIPE);
+	CU_ASSERT_EQUAL(syshax_stats(sh, &st), -EPIPE);
+	t0 = t_now_ns();
+	CU_ASSERT_EQUAL(syshax_wait(sh, &cpl, 1, 1, 5000000000LL), -EPIPE);
+	CU_ASSERT(t_now_ns() - t0 < 1000000000LL);
+	syshax_close(sh);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -517,6 +566,7 @@ int main(void)
 	CU_add_test(s, "engine fd readiness; fetch interrupted: -EINTR",
 		    t_engine_fd_and_eintr);
 	CU_add_test(s, "client gone: jobs cancelled", t_client_gone);
+	CU_add_test(s, "broker gone: -EPIPE", t_broker_gone);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
