@@ -419,9 +419,38 @@ static void syshax_vm_close(struct vm_area_struct *vma)
 	syshax_buf_put(vma->vm_private_data);
 }
 
+/*
+ * Every page is inserted at mmap time; a fault means madvise(MADV_DONTNEED)
+ * took one out again, so put the same page back.
+ */
+static vm_fault_t syshax_vm_fault(struct vm_fault *vmf)
+{
+	struct syshax_buf *buf = vmf->vma->vm_private_data;
+	unsigned long idx = vmf->pgoff & ((1UL << SYSHAX_PGOFF_BITS) - 1);
+	unsigned int i;
+	int ret;
+
+	/* PFN mappings (registered buffers) cannot take struct pages. */
+	if (buf->kind != SYSHAX_BUF_KIND_ALLOC)
+		return VM_FAULT_SIGBUS;
+	for (i = 0; i < buf->nr_chunks && idx >= buf->chunks[i].nr_pages; i++)
+		idx -= buf->chunks[i].nr_pages;
+	if (i == buf->nr_chunks)
+		return VM_FAULT_SIGBUS;
+	ret = vm_insert_page(vmf->vma, vmf->address & PAGE_MASK,
+			     nth_page(buf->chunks[i].page, idx));
+	if (ret == -ENOMEM)
+		return VM_FAULT_OOM;
+	/* -EBUSY: another thread's fault put it back first. */
+	if (ret && ret != -EBUSY)
+		return VM_FAULT_SIGBUS;
+	return VM_FAULT_NOPAGE;
+}
+
 static const struct vm_operations_struct syshax_vm_ops = {
 	.open	= syshax_vm_open,
 	.close	= syshax_vm_close,
+	.fault	= syshax_vm_fault,
 };
 
 /*
