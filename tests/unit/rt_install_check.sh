@@ -29,12 +29,15 @@ int main(void)
 	return 0;
 }
 C
-$cc -std=c11 -Wall -Werror $(pkg-config --cflags syshax-rt) -o "$dir/t" \
-	"$dir/t.c" $(pkg-config --libs syshax-rt)
+# pkg-config prints several words: split them on purpose.
+cflags=$(pkg-config --cflags syshax-rt)
+libs=$(pkg-config --libs syshax-rt)
+# shellcheck disable=SC2086
+$cc -std=c11 -Wall -Werror $cflags -o "$dir/t" "$dir/t.c" $libs
 LD_LIBRARY_PATH="$dir/opt/syshax/lib" "$dir/t"
-$cc -std=c11 -Wall -Werror $(pkg-config --cflags syshax-rt) -o "$dir/ts" \
-	"$dir/t.c" "$dir/opt/syshax/lib/libsyshax-rt.a" \
-	$(pkg-config --static --libs-only-other syshax-rt) -lpthread
+# shellcheck disable=SC2086
+$cc -std=c11 -Wall -Werror $cflags -o "$dir/ts" "$dir/t.c" \
+	"$dir/opt/syshax/lib/libsyshax-rt.a" -lpthread
 env -u LD_LIBRARY_PATH "$dir/ts"
 # Only the API is exported, under the version node.
 nm -D --defined-only "$dir/opt/syshax/lib/libsyshax-rt.so.0" |
