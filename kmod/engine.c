@@ -130,6 +130,7 @@ static void job_end(struct syshax_kjob *j, const struct syshax_engine_cpl *c,
  */
 static void job_post(struct list_head *done)
 {
+	struct syshax_broker_ctx *last = NULL;
 	struct syshax_kjob *j, *tmp;
 
 	list_for_each_entry(j, done, qnode)
@@ -144,8 +145,15 @@ static void job_post(struct list_head *done)
 		list_del(&j->cnode);
 		list_move_tail(&j->qnode, &owner->cpls);
 		owner->nr_cpls++;
-		wake_up(&owner->wq);
+		/* One wake-up per run of one owner's jobs, not per job. */
+		if (owner != last) {
+			if (last)
+				wake_up(&last->wq);
+			last = owner;
+		}
 	}
+	if (last)
+		wake_up(&last->wq);
 	spin_unlock(&br->lock);
 	syshax_kjob_free_list(done);
 }
@@ -408,6 +416,8 @@ long syshax_engine_complete(struct syshax_broker_ctx *bc, void __user *uarg)
 	struct syshax_engine_cpl __user *ucpls;
 	struct syshax_engine_complete_args a;
 	unsigned int n = 0, i, batch;
+	LIST_HEAD(done);
+	LIST_HEAD(drop);
 	int ret = 0;
 
 	if (copy_from_user(&a, uarg, sizeof(a)))
@@ -415,10 +425,8 @@ long syshax_engine_complete(struct syshax_broker_ctx *bc, void __user *uarg)
 	if (a.flags || !a.nr || !bc->engine)
 		return -EINVAL;
 	ucpls = u64_to_user_ptr(a.cpls);
+	/* Ended jobs are posted together, so a waiter wakes once. */
 	while (n < a.nr && !ret) {
-		LIST_HEAD(done);
-		LIST_HEAD(drop);
-
 		batch = min_t(unsigned int, a.nr - n, CPL_BATCH);
 		if (copy_from_user(c, &ucpls[n], batch * sizeof(c[0]))) {
 			ret = -EFAULT;
@@ -441,9 +449,9 @@ long syshax_engine_complete(struct syshax_broker_ctx *bc, void __user *uarg)
 		}
 		spin_unlock(&br->lock);
 		n += i;
-		job_post(&done);
-		map_drop(bc, &drop);
 	}
+	job_post(&done);
+	map_drop(bc, &drop);
 	return n ? n : ret;
 }
 
