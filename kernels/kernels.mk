@@ -7,12 +7,13 @@ CPPFLAGS_tests += -I$(CURDIR)/kernels
 SHXK_COMMON := $(addprefix kernels/,convert.c quants.c gemm.c ffn.c moe.c \
 	attn.c dispatch.c)
 SHXK_X86 := $(addprefix kernels/arch/x86/,cpu-feats.c avx2.c avx512.c)
-SHXK_ARM := $(addprefix kernels/arch/arm/,cpu-feats.c)
+SHXK_ARM := $(addprefix kernels/arch/arm/,cpu-feats.c neon.c dotprod.c \
+	i8mm.c sve.c)
 
 # The ISA variants the host test run tries (each skips if the CPU lacks it).
 ifeq ($(findstring aarch64,$(shell $(CC) -dumpmachine)),aarch64)
 SHXK_SRCS := $(SHXK_COMMON) $(SHXK_ARM)
-SHXK_ISAS := generic
+SHXK_ISAS := generic neon dotprod i8mm sve
 else
 SHXK_SRCS := $(SHXK_COMMON) $(SHXK_X86)
 SHXK_ISAS := generic avx2 avx512
@@ -21,6 +22,12 @@ endif
 SHXK_TESTS := kernels_ut quant_ut
 
 # ISA flags only on the file that uses them (cpu-feats.c decides at run time).
+SHXK_FLAGS_dotprod := -march=armv8.2-a+dotprod
+SHXK_FLAGS_i8mm := -march=armv8.2-a+dotprod+i8mm
+SHXK_FLAGS_sve := -march=armv8.2-a+sve
+$(B)/kernels/arch/arm/dotprod.o: CPPFLAGS_kernels += $(SHXK_FLAGS_dotprod)
+$(B)/kernels/arch/arm/i8mm.o: CPPFLAGS_kernels += $(SHXK_FLAGS_i8mm)
+$(B)/kernels/arch/arm/sve.o: CPPFLAGS_kernels += $(SHXK_FLAGS_sve)
 $(B)/kernels/arch/x86/avx2.o: CPPFLAGS_kernels += -mavx2 -mfma -mf16c
 $(B)/kernels/arch/x86/avx512.o: CPPFLAGS_kernels += -mavx2 -mfma -mf16c \
 	-mavx512f -mavx512bw -mavx512vl -mavx512vnni
@@ -38,3 +45,44 @@ ALL += $(B)/libshxk.a $(SHXK_TESTS:%=$(B)/tests/unit/%)
 check-kernels: $(SHXK_TESTS:%=$(B)/tests/unit/%)
 	tests/unit/run-isa.sh "$(SHXK_ISAS)" $^
 CHECKS += check-kernels
+
+# ---- aarch64: cross-built, run under qemu-user on three CPU models ----
+# CUnit comes from Debian multiarch (libcunit1-dev:arm64, see
+# scripts/install-deps); binaries are static so qemu needs no sysroot.
+SHXK_XB := build-aarch64
+SHXK_XCC := aarch64-linux-gnu-gcc
+SHXK_XCFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -O2 -g -I$(CURDIR)/kernels \
+	-isystem $(SHXK_XB)/include
+SHXK_XOBJS := $(patsubst %.c,$(SHXK_XB)/%.o,$(SHXK_COMMON) $(SHXK_ARM))
+SHXK_XTESTS := $(SHXK_TESTS:%=$(SHXK_XB)/tests/unit/%)
+SHXK_XISAS := auto generic neon dotprod i8mm sve
+SHXK_QEMU := qemu-aarch64-static
+
+$(SHXK_XB)/kernels/arch/arm/dotprod.o: SHXK_XFLAGS = $(SHXK_FLAGS_dotprod)
+$(SHXK_XB)/kernels/arch/arm/i8mm.o: SHXK_XFLAGS = $(SHXK_FLAGS_i8mm)
+$(SHXK_XB)/kernels/arch/arm/sve.o: SHXK_XFLAGS = $(SHXK_FLAGS_sve)
+
+$(SHXK_XB)/include/CUnit:
+	@mkdir -p $(dir $@)
+	ln -sfn /usr/include/CUnit $@
+
+$(SHXK_XB)/%.o: %.c | $(SHXK_XB)/include/CUnit
+	@mkdir -p $(dir $@)
+	$(SHXK_XCC) $(SHXK_XCFLAGS) $(SHXK_XFLAGS) -MMD -MP -c -o $@ $<
+
+$(SHXK_XB)/libshxk.a: $(SHXK_XOBJS)
+	@rm -f $@
+	aarch64-linux-gnu-ar rcs $@ $^
+
+$(SHXK_XTESTS): %: %.o $(SHXK_XB)/libshxk.a
+	$(SHXK_XCC) -static -o $@ $^ /usr/lib/aarch64-linux-gnu/libcunit.a -lm
+
+.PHONY: check-aarch64-kernels
+check-aarch64-kernels: $(SHXK_XTESTS)
+	RUNNER="$(SHXK_QEMU) -cpu max" tests/unit/run-isa.sh "$(SHXK_XISAS)" $^
+	NRC=2 RUNNER="$(SHXK_QEMU) -cpu max" tests/unit/run-isa.sh "i8mm" $^
+	RUNNER="$(SHXK_QEMU) -cpu neoverse-n1" tests/unit/run-isa.sh "$(SHXK_XISAS)" $^
+	RUNNER="$(SHXK_QEMU) -cpu cortex-a72" tests/unit/run-isa.sh "$(SHXK_XISAS)" $^
+check-aarch64: check-aarch64-kernels
+
+-include $(shell find $(SHXK_XB) -name '*.d' 2>/dev/null)

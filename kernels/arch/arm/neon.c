@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Armv8 NEON variant (baseline on aarch64). Integer dot products widen
+ * s8 x s8 to s16 (vmull) and pairwise-add into s32: no dotprod needed.
+ */
+#include "neon.h"
+
+/* roundf() is vrndaq (half away from zero): bit-exact with generic. */
+void shxk_act_q8_neon(const float *x, int8_t *qs, float *d, int32_t *s,
+		      size_t nb)
+{
+	for (size_t j = 0; j < nb; j++, x += SHXK_QK, qs += SHXK_QK) {
+		float32x4_t v[8], m = vdupq_n_f32(0.0f);
+		int32x4_t q[8], sum = vdupq_n_s32(0);
+
+		for (int c = 0; c < 8; c++) {
+			v[c] = vld1q_f32(x + 4 * c);
+			m = vmaxq_f32(m, vabsq_f32(v[c]));
+		}
+		float dj = vmaxvq_f32(m) / 127.0f;
+		float id = dj != 0.0f ? 1.0f / dj : 0.0f;
+
+		for (int c = 0; c < 8; c++) {
+			q[c] = vcvtq_s32_f32(vrndaq_f32(vmulq_n_f32(v[c], id)));
+			sum = vaddq_s32(sum, q[c]);
+		}
+		for (int c = 0; c < 4; c++) {
+			int16x8_t h = vcombine_s16(vmovn_s32(q[2 * c]),
+						   vmovn_s32(q[2 * c + 1]));
+
+			vst1_s8(qs + 8 * c, vmovn_s16(h));
+		}
+		d[j] = dj;
+		s[j] = vaddvq_s32(sum);
+	}
+}
+
+/* ---- float weights ---- */
+
+INLINE float32x4_t load_w(enum shxk_type t, const uint8_t *row, size_t e)
+{
+	if (t == SHXK_F16)
+		return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)row + e)));
+	if (t == SHXK_BF16)
+		return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16((const uint16_t *)row + e), 16));
+	return vld1q_f32((const float *)row + e);
+}
+
+INLINE float load_w1(enum shxk_type t, const uint8_t *row, size_t e)
+{
+	uint16_t h;
+	float f;
+
+	if (t == SHXK_F32) {
+		memcpy(&f, row + 4 * e, 4);
+		return f;
+	}
+	memcpy(&h, row + 2 * e, 2);
+	return t == SHXK_F16 ? shxk_fp16_to_fp32(h) : shxk_bf16_to_fp32(h);
+}
+
+INLINE void float_tile(const struct shxk_gemm_args *a, enum shxk_type t,
+		       size_t n, size_t i, const int R, const int MT)
+{
+	size_t k4 = a->k & ~(size_t)3;
+	float32x4_t acc[4][4];
+	float tail[4][4];
+
+	UNROLL
+	for (int r = 0; r < R; r++) {
+		UNROLL
+		for (int u = 0; u < MT; u++) {
+			acc[r][u] = vdupq_n_f32(0.0f);
+			tail[r][u] = 0.0f;
+		}
+	}
+	for (size_t e = 0; e < k4; e += 4) {
+		float32x4_t x[4];
+
+		UNROLL
+		for (int u = 0; u < MT; u++)
+			x[u] = vld1q_f32((const float *)(a->act + (i + u) * a->astride) + e);
+		UNROLL
+		for (int r = 0; r < R; r++) {
+			float32x4_t w = load_w(t, a->w + (n + r) * a->wstride, e);
+
+			UNROLL
+			for (int u = 0; u < MT; u++)
+				acc[r][u] = vfmaq_f32(acc[r][u], w, x[u]);
+		}
+	}
+	for (size_t e = k4; e < a->k; e++) {
+		UNROLL
+		for (int r = 0; r < R; r++) {
+			float w = load_w1(t, a->w + (n + r) * a->wstride, e);
+
+			UNROLL
+			for (int u = 0; u < MT; u++)
+				tail[r][u] += w * ((const float *)(a->act + (i + u) * a->astride))[e];
+		}
+	}
+	UNROLL
+	for (int r = 0; r < R; r++) {
+		UNROLL
+		for (int u = 0; u < MT; u++)
+			shxk_store(a, i + u, n + r, vaddvq_f32(acc[r][u]) + tail[r][u]);
+	}
+}
+
+INLINE void gemm_float(const struct shxk_gemm_args *a, enum shxk_type t)
+{
+	size_t n = a->n0;
+
+	for (; n + 4 <= a->n1; n += 4) {
+		size_t i = 0;
+
+		for (; i + 4 <= a->m; i += 4)
+			float_tile(a, t, n, i, 4, 4);
+		for (; i < a->m; i++)
+			float_tile(a, t, n, i, 4, 1);
+	}
+	for (; n < a->n1; n++) {
+		size_t i = 0;
+
+		for (; i + 4 <= a->m; i += 4)
+			float_tile(a, t, n, i, 1, 4);
+		for (; i < a->m; i++)
+			float_tile(a, t, n, i, 1, 1);
+	}
+}
+
+void shxk_gemm_f32_neon(const struct shxk_gemm_args *a)
+{
+	gemm_float(a, SHXK_F32);
+}
+
+void shxk_gemm_f16_neon(const struct shxk_gemm_args *a)
+{
+	gemm_float(a, SHXK_F16);
+}
+
+void shxk_gemm_bf16_neon(const struct shxk_gemm_args *a)
+{
+	gemm_float(a, SHXK_BF16);
+}
+
+/* ---- Q8_0 / Q4_0 ---- */
+
+/* acc + four-element s8 dot products of w and x in each s32 lane. */
+INLINE int32x4_t dot16(int32x4_t acc, int8x16_t w, int8x16_t x)
+{
+	acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(w), vget_low_s8(x)));
+	return vpadalq_s16(acc, vmull_high_s8(w, x));
+}
+
+#include "qtile.h"
+
+static void gemm_q8_0(const struct shxk_gemm_args *a)
+{
+	gemm_quant(a, 0, 0, 0);
+}
+
+static void gemm_q4_0(const struct shxk_gemm_args *a)
+{
+	gemm_quant(a, 1, 0, 0);
+}
+
+static void gemm_x8_q8_0(const struct shxk_gemm_args *a)
+{
+	gemm_quant(a, 0, 1, 0);
+}
+
+static void gemm_x8_q4_0(const struct shxk_gemm_args *a)
+{
+	gemm_quant(a, 1, 1, 0);
+}
+
+const struct shxk_ops shxk_ops_neon = {
+	.name = "neon",
+	.quant = {
+		[SHXK_F16] = shxk_quant_f16_generic,
+		[SHXK_BF16] = shxk_quant_bf16_generic,
+		[SHXK_Q8_0] = shxk_quant_q8_0_generic,
+		[SHXK_Q4_0] = shxk_quant_q4_0_generic,
+	},
+	.act_q8 = shxk_act_q8_neon,
+	.gemm = {
+		[SHXK_F32] = shxk_gemm_f32_neon,
+		[SHXK_F16] = shxk_gemm_f16_neon,
+		[SHXK_BF16] = shxk_gemm_bf16_neon,
+		[SHXK_Q8_0] = gemm_q8_0,
+		[SHXK_Q4_0] = gemm_q4_0,
+	},
+	.gemm_x8 = {
+		[SHXK_Q8_0] = gemm_x8_q8_0,
+		[SHXK_Q4_0] = gemm_x8_q4_0,
+	},
+};
