@@ -110,7 +110,7 @@ static void t_kill_client(void)
 	CU_ASSERT_EQUAL(t_stats_until(t_no_pinned, NULL, 5 * T_SEC), 0);
 	CU_ASSERT_EQUAL(t_stats(&st), 0);
 	CU_ASSERT_EQUAL(st.pinned_bytes, 0);
-	CU_ASSERT_EQUAL(st.engines, 1);
+	CU_ASSERT(st.engines >= 1);
 
 	/* The engine still serves others. */
 	sh = t_open();
