@@ -29,6 +29,12 @@ double bench_median(double *v, size_t n);
  * first error a call returns.
  */
 #define BENCH_MIN_REPS 5
+/*
+ * A case is timed in this many rounds, taking turns with its peers, and
+ * the lowest round median counts: a burst of other load on a shared
+ * machine then costs every contender one round, not one contender.
+ */
+#define BENCH_ROUNDS 3
 typedef int (*bench_call)(void *arg);
 int bench_time_calls(bench_call call, void *arg, double budget_s,
 		     double *sec);

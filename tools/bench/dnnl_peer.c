@@ -269,7 +269,17 @@ int dnnl_peer_time(struct dnnl_peer *p, enum dnnl_kind kind, int k, int n,
 	    p->f.mem_create(&r.dst, &dmd, p->eng, y) ||
 	    p->f.prim_create(&r.prim, pd))
 		goto out;
-	err = bench_time_calls(dnnl_call, &r, budget_s, sec);
+	/* Rounds back to back: its weight reorders are too slow to redo. */
+	err = 0;
+	*sec = 0;
+	for (i = 0; !err && i < BENCH_ROUNDS; i++) {
+		double t;
+
+		err = bench_time_calls(dnnl_call, &r, budget_s / BENCH_ROUNDS,
+				       &t);
+		if (!err && (*sec == 0 || t < *sec))
+			*sec = t;
+	}
 out:
 	if (r.prim)
 		p->f.prim_destroy(r.prim);
