@@ -140,13 +140,24 @@ static int rpc(struct syshax *sh, struct rpc *r)
 }
 
 /* A call whose args go in and come back, with no arrays and no fds. */
-static int call(struct syshax *sh, unsigned long cmd, void *args, size_t len)
+static int call_locked(struct syshax *sh, unsigned long cmd, void *args,
+		       size_t len)
 {
 	struct rpc r = {
 		.cmd = cmd, .args = args, .args_len = len, .fd_in = -1,
 	};
 
-	return rpc(sh, &r);
+	return rpc_locked(sh, &r);
+}
+
+static int call(struct syshax *sh, unsigned long cmd, void *args, size_t len)
+{
+	int ret;
+
+	pthread_mutex_lock(&sh->req_lock);
+	ret = call_locked(sh, cmd, args, len);
+	pthread_mutex_unlock(&sh->req_lock);
+	return ret;
 }
 
 int __shrt_daemon_open(struct syshax *sh, const char *path)
@@ -224,8 +235,15 @@ out:
 	return ret;
 }
 
+/*
+ * Handle table updates happen under req_lock together with the request
+ * that made or ended the handle: the broker reuses handle numbers, so a
+ * free in one thread and an alloc in another must reach the table in the
+ * order the broker saw them.
+ */
+
 /* After a failure to keep the fd, the handle must not outlive it. */
-static int keep_or_free(struct syshax *sh, uint32_t handle, int fd)
+static int keep_or_free_locked(struct syshax *sh, uint32_t handle, int fd)
 {
 	struct syshax_buf_free_args f = { .handle = handle };
 	int ret;
@@ -235,7 +253,7 @@ static int keep_or_free(struct syshax *sh, uint32_t handle, int fd)
 	else
 		ret = keep_fd(sh, handle, fd);
 	if (ret)
-		call(sh, SYSHAX_IOC_BUF_FREE, &f, sizeof(f));
+		call_locked(sh, SYSHAX_IOC_BUF_FREE, &f, sizeof(f));
 	return ret;
 }
 
@@ -247,10 +265,12 @@ static int d_buf_alloc(struct syshax *sh, struct syshax_buf_alloc_args *a)
 	};
 	int ret;
 
-	ret = rpc(sh, &r);
-	if (ret < 0)
-		return ret;
-	return keep_or_free(sh, a->handle, r.fd_out);
+	pthread_mutex_lock(&sh->req_lock);
+	ret = rpc_locked(sh, &r);
+	if (ret >= 0)
+		ret = keep_or_free_locked(sh, a->handle, r.fd_out);
+	pthread_mutex_unlock(&sh->req_lock);
+	return ret;
 }
 
 static int d_buf_free(struct syshax *sh, uint32_t handle)
@@ -258,16 +278,18 @@ static int d_buf_free(struct syshax *sh, uint32_t handle)
 	struct syshax_buf_free_args f = { .handle = handle };
 	int ret;
 
-	ret = call(sh, SYSHAX_IOC_BUF_FREE, &f, sizeof(f));
-	if (ret < 0)
-		return ret;
-	pthread_mutex_lock(&sh->fd_lock);
-	if (handle < sh->nr_buf_fds && sh->buf_fds[handle] >= 0) {
-		close(sh->buf_fds[handle]);
-		sh->buf_fds[handle] = -1;
+	pthread_mutex_lock(&sh->req_lock);
+	ret = call_locked(sh, SYSHAX_IOC_BUF_FREE, &f, sizeof(f));
+	if (ret >= 0) {
+		pthread_mutex_lock(&sh->fd_lock);
+		if (handle < sh->nr_buf_fds && sh->buf_fds[handle] >= 0) {
+			close(sh->buf_fds[handle]);
+			sh->buf_fds[handle] = -1;
+		}
+		pthread_mutex_unlock(&sh->fd_lock);
 	}
-	pthread_mutex_unlock(&sh->fd_lock);
-	return 0;
+	pthread_mutex_unlock(&sh->req_lock);
+	return ret;
 }
 
 static int d_buf_info(struct syshax *sh, struct syshax_buf_info_args *i)
@@ -312,11 +334,14 @@ static int d_buf_import(struct syshax *sh, struct syshax_buf_import_args *i)
 
 	if (i->fd < 0)
 		return -EBADF;
-	ret = rpc(sh, &r);
-	if (ret < 0)
-		return ret;
-	fd = fcntl(i->fd, F_DUPFD_CLOEXEC, 0);
-	return keep_or_free(sh, i->handle, fd);
+	pthread_mutex_lock(&sh->req_lock);
+	ret = rpc_locked(sh, &r);
+	if (ret >= 0) {
+		fd = fcntl(i->fd, F_DUPFD_CLOEXEC, 0);
+		ret = keep_or_free_locked(sh, i->handle, fd);
+	}
+	pthread_mutex_unlock(&sh->req_lock);
+	return ret;
 }
 
 static int d_buf_mmap(struct syshax *sh, const struct syshax_buffer *buf,

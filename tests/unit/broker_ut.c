@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,6 +281,56 @@ static void t_isolation_and_import(void)
 	CU_ASSERT_EQUAL(syshax_buf_export(b, &bb, 1U << 5), -EINVAL);
 	syshax_close(a);
 	syshax_close(b);
+	CU_ASSERT_EQUAL(t_pinned_settled(), 0);
+}
+
+struct t_churn {
+	struct syshax *sh;
+	unsigned char tag;
+	int bad;
+};
+
+/* Allocates, maps, tags and frees buffers in a loop: a mapping that shows
+ * another thread's tag means the handle table mixed two buffers up. */
+static void *t_churn_main(void *arg)
+{
+	struct t_churn *c = arg;
+	struct syshax_buffer buf;
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		if (syshax_buf_alloc(c->sh, 4096, -1, 0, &buf) ||
+		    syshax_buf_map(c->sh, &buf)) {
+			c->bad++;
+			continue;
+		}
+		memset(buf.addr, c->tag, 4096);
+		sched_yield();
+		if (((unsigned char *)buf.addr)[4095] != c->tag)
+			c->bad++;
+		if (syshax_buf_free(c->sh, &buf))
+			c->bad++;
+	}
+	return NULL;
+}
+
+/* Buffer calls from several threads on one handle. */
+static void t_threads(void)
+{
+	struct syshax *sh = t_open();
+	struct t_churn c[3];
+	pthread_t th[3];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		c[i] = (struct t_churn){ .sh = sh, .tag = (unsigned char)(i + 1) };
+		pthread_create(&th[i], NULL, t_churn_main, &c[i]);
+	}
+	for (i = 0; i < 3; i++) {
+		pthread_join(th[i], NULL);
+		CU_ASSERT_EQUAL(c[i].bad, 0);
+	}
+	syshax_close(sh);
 	CU_ASSERT_EQUAL(t_pinned_settled(), 0);
 }
 
@@ -561,6 +612,7 @@ int main(void)
 	CU_add_test(s, "alloc errors", t_alloc_errors);
 	CU_add_test(s, "NUMA placement, huge pages", t_numa_placement);
 	CU_add_test(s, "isolation; export and import", t_isolation_and_import);
+	CU_add_test(s, "buffer calls from three threads", t_threads);
 	CU_add_test(s, "bad refs: shared validation", t_bad_refs);
 	CU_add_test(s, "jobs: client, engine, limits, -EPIPE", t_jobs);
 	CU_add_test(s, "engine fd readiness; fetch interrupted: -EINTR",
