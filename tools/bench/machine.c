@@ -183,7 +183,7 @@ static void dot_avxvnni(int32_t *out)
 #define DOT_ACC 12
 /* 16 s8 x s8 multiply-adds per sdot. */
 #define SDOT_OPS (2.0 * 16)
-__attribute__((target("+dotprod")))
+__attribute__((target("arch=armv8.2-a+dotprod")))
 static void dot_sdot(int32_t *out)
 {
 	int8x16_t a = vdupq_n_s8(3), b = vdupq_n_s8(-5);
