@@ -4,13 +4,13 @@
 # Prints one line per suite, then exactly
 #   vm-check: N passed, N failed, N skipped
 # and exits 1 on any failure: a failed or missing suite, a failed load or
-# rmmod, pinned bytes left, no summary, a kernel panic, or QEMU killed by
-# the timeout (124).
+# rmmod, pinned bytes left, warnings in the session's kernel log, no
+# summary, a kernel panic, or QEMU killed by the timeout (124).
 BEGIN {
 	n = split(suites, order, " ")
 	for (i = 1; i <= n; i++)
 		want[order[i]] = 1
-	load = ""; rmmod = ""; summary = 0; pinned = ""
+	load = ""; rmmod = ""; dmesg = ""; summary = 0; pinned = ""
 }
 
 {
@@ -28,6 +28,7 @@ f[1] == "@@VM-LOAD" { load = f[2] }
 f[1] == "@@VM-SUITE" && (f[2] in want) { result[f[2]] = f[3]; why[f[2]] = f[5] }
 f[1] == "@@VM-PINNED" { pinned = f[2] }
 f[1] == "@@VM-RMMOD" { rmmod = f[2] }
+f[1] == "@@VM-DMESG" { dmesg = f[2] }
 f[1] == "@@VM-SUMMARY" { summary = 1 }
 
 END {
@@ -64,6 +65,10 @@ END {
 	}
 	if (rmmod != "ok") {
 		print "vm-check: rmmod syshax " (rmmod == "" ? "not reported" : "failed")
+		bad = 1
+	}
+	if (dmesg != "ok") {
+		print "vm-check: kernel log since the load " (dmesg == "" ? "not checked" : "has warnings")
 		bad = 1
 	}
 	if (!summary) {
