@@ -7,4 +7,4 @@
 set -eu
 [ -c /dev/syshax ] || { echo "SKIP: vm-tools: no /dev/syshax"; exit 77; }
 /bin/syshax-demo
-/bin/syshax-bench nop --rounds 2000 --syshaxd /bin/syshaxd
+/bin/syshax-bench nop --rounds 1000 --syshaxd /bin/syshaxd
