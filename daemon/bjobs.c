@@ -127,6 +127,7 @@ void bk_flush(struct shxd_broker *b, struct bk_conn *c)
 		}
 		c->cpl_head = (c->cpl_head + (unsigned int)sent) % c->cap_cpls;
 		c->nr_cpls -= (unsigned int)sent;
+		c->in_sock += (unsigned int)sent;
 	}
 	ev_events(b, c, 0);
 }
@@ -413,7 +414,7 @@ static int queue_one(struct shxd_broker *b, struct bk_conn *c,
 	ret = syshax_job_check(job, ref_lookup, c);
 	if (ret)
 		return ret;
-	if (c->nr_jobs + c->nr_cpls >= b->conf.max_jobs_ctx ||
+	if (c->nr_jobs + c->nr_cpls + c->in_sock >= b->conf.max_jobs_ctx ||
 	    !b->free_list)
 		return -EAGAIN;
 	j = b->free_list;

@@ -506,6 +506,9 @@ static void serve_conn(struct shxd_broker *b, struct bk_conn *c)
 			return;
 		}
 		args_len = _IOC_SIZE(req->cmd);
+		if ((size_t)n >= sizeof(*req))
+			c->in_sock -= req->reaped < c->in_sock ?
+				      req->reaped : c->in_sock;
 		if ((size_t)n < sizeof(*req) + args_len ||
 		    req->len != (size_t)n - sizeof(*req) ||
 		    (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {

@@ -36,10 +36,12 @@ struct bk_conn {
 	struct shxd_membuf **handles;	/* [handle], NULL when free */
 	uint32_t nr_handles;
 
+	/* max_jobs_ctx counts nr_jobs + nr_cpls + in_sock. */
 	unsigned int nr_jobs;		/* queued or held */
 	/* Completions not yet written to the event socket (a ring). */
 	struct syshax_completion *cpls;
 	unsigned int cpl_head, nr_cpls, cap_cpls;
+	unsigned int in_sock;		/* written, not yet reaped */
 	int ev_out;			/* EPOLLOUT armed on evfd */
 
 	/* Engine side. */

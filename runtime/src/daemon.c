@@ -35,6 +35,7 @@ static int send_req(struct syshax *sh, struct rpc *r)
 	struct shrt_req hdr = {
 		.cmd = (__u32)r->cmd,
 		.len = (__u32)(r->args_len + r->extra_len),
+		.reaped = __atomic_exchange_n(&sh->reaped, 0, __ATOMIC_RELAXED),
 	};
 	struct iovec iov[3] = {
 		{ &hdr, sizeof(hdr) },
@@ -388,7 +389,7 @@ static int64_t now_ns(void)
 
 /* Completions are one message each on the event socket, so several threads
  * may reap at once and the fd is readable exactly when one is ready. */
-static int d_wait(struct syshax *sh, struct syshax_wait_args *w)
+static int reap(struct syshax *sh, struct syshax_wait_args *w)
 {
 	struct syshax_completion *cpls = (void *)(uintptr_t)w->cpls;
 	int64_t end = w->timeout_ns < 0 ? -1 : now_ns() + w->timeout_ns;
@@ -443,6 +444,15 @@ static int d_wait(struct syshax *sh, struct syshax_wait_args *w)
 		if (n > 0 && !(pfd.revents & POLLIN))
 			return got ? (int)got : -EPIPE;
 	}
+}
+
+static int d_wait(struct syshax *sh, struct syshax_wait_args *w)
+{
+	int ret = reap(sh, w);
+
+	if (ret > 0)
+		__atomic_fetch_add(&sh->reaped, (uint32_t)ret, __ATOMIC_RELAXED);
+	return ret;
 }
 
 static int d_engine_attach(struct syshax *sh,

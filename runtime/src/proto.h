@@ -34,7 +34,7 @@
 #include "syshax.h"
 
 #define SHRT_PROTO_MAGIC	0x53485852U	/* "SHXR" */
-#define SHRT_PROTO_VERSION	1
+#define SHRT_PROTO_VERSION	2
 
 struct shrt_welcome {
 	__u32 magic;		/* SHRT_PROTO_MAGIC */
@@ -44,6 +44,11 @@ struct shrt_welcome {
 struct shrt_req {
 	__u32 cmd;		/* SYSHAX_IOC_* or SHRT_CMD_* */
 	__u32 len;		/* bytes that follow this header */
+	/* Completions the client read from its event socket since its last
+	 * request: until then the broker counts them against max_jobs_ctx,
+	 * as the module counts completions not yet reaped. */
+	__u32 reaped;
+	__u32 pad;
 };
 
 struct shrt_rep {

@@ -49,6 +49,7 @@ struct syshax {
 	pthread_mutex_t fd_lock;	/* buf_fds */
 	int *buf_fds;			/* memfd of each handle, or -1 */
 	uint32_t nr_buf_fds;
+	uint32_t reaped;		/* atomic: for shrt_req.reaped */
 };
 
 extern const struct shrt_backend __shrt_kernel_backend;
