@@ -77,7 +77,8 @@ echo "run-vm.sh: booting $kver with ${#suites[@]} suite(s), limit ${vm_timeout}s
 start=$(date +%s)
 status=0
 # --foreground keeps QEMU in our process group: whoever stops this script
-# (Ctrl-C, an outer timeout) stops QEMU with it.
+# (Ctrl-C, an outer timeout) stops QEMU with it. sed drops the BIOS's
+# terminal escapes from the log.
 timeout --foreground -k 10 "$vm_timeout" qemu-system-x86_64 \
 	-machine q35 -smp 2,sockets=2,cores=1,threads=1 -m 2G \
 	-object memory-backend-ram,id=m0,size=1G \
@@ -89,7 +90,7 @@ timeout --foreground -k 10 "$vm_timeout" qemu-system-x86_64 \
 	-nographic -vga none -no-reboot \
 	-kernel "$kdir/boot/vmlinuz-$kver" -initrd "$run/initrd.gz" \
 	-append "$append" \
-	</dev/null | tee "$run/console.log" || status=$?
+	</dev/null | sed -u 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g' | tee "$run/console.log" || status=$?
 echo "run-vm.sh: QEMU ran $(($(date +%s) - start))s (exit $status), log in $vm/console.log"
 verdict=0
 awk -v suites="${names[*]}" -v status="$status" -f "$here/parse-console.awk" "$run/console.log" || verdict=$?
