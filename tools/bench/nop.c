@@ -337,7 +337,7 @@ int bench_nop_main(int argc, char **argv)
 	}
 
 	if (json) {
-		printf("[");
+		printf("{\"command\": \"nop\", \"results\": [");
 		for (i = 0; i < nres; i++)
 			printf("%s\n  {\"backend\": \"%s\", \"batch\": %u, "
 			       "\"rounds\": %u, \"p50_us\": %.2f, "
@@ -345,7 +345,7 @@ int bench_nop_main(int argc, char **argv)
 			       i ? "," : "", res[i].backend, res[i].batch,
 			       res[i].rounds, res[i].p50_us, res[i].p99_us,
 			       res[i].jobs_per_s);
-		printf("\n]\n");
+		printf("\n]}\n");
 	} else {
 		printf("%-10s %5s %10s %10s %12s\n", "backend", "batch",
 		       "p50 us", "p99 us", "jobs/s");
