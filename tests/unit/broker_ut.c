@@ -11,12 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #include <CUnit/Basic.h>
 
 #include "broker.h"
+#include "proto.h"
 #include "syshax/rt.h"
 
 #define T_MAX_CTX	16
@@ -551,6 +555,83 @@ static void t_client_gone(void)
 	syshax_close(sh);
 }
 
+/* A raw connection, past the welcome: what a client not using the library
+ * would hold. */
+static int t_raw_connect(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[64];
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	memcpy(sa.sun_path, g_path, sizeof(sa.sun_path) - 1);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    recv(fd, buf, sizeof(buf), 0) <= 0) {
+		CU_FAIL("raw connect");
+		return -1;
+	}
+	return fd;
+}
+
+/* Sends msg and returns the reply's ret, or 1 when the broker closed. */
+static int t_raw_call(int fd, const void *msg, size_t len)
+{
+	char buf[4096];
+	struct shrt_rep rep;
+	ssize_t n;
+
+	if (send(fd, msg, len, 0) != (ssize_t)len)
+		return 2;
+	n = recv(fd, buf, sizeof(buf), 0);
+	if (n <= 0)
+		return 1;
+	memcpy(&rep, buf, sizeof(rep));
+	return rep.ret;
+}
+
+/* Requests the library would never send: answered with an errno, or the
+ * connection is closed; the broker serves everyone else as before. */
+static void t_malformed(void)
+{
+	struct {
+		struct shrt_req h;
+		struct syshax_submit_args a;
+		struct syshax_job j[1];
+	} sub;
+	struct shrt_req h = { .cmd = _IO(SYSHAX_IOC_MAGIC, 0x7f) };
+	struct syshax_version_args v;
+	struct syshax *sh;
+	int fd = t_raw_connect();
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(t_raw_call(fd, &h, sizeof(h)), -ENOTTY);
+	h.cmd = SYSHAX_IOC_WAIT;	/* completions come on the event socket */
+	h.len = sizeof(struct syshax_wait_args);
+	{
+		char m[sizeof(h) + sizeof(struct syshax_wait_args)] = { 0 };
+
+		memcpy(m, &h, sizeof(h));
+		CU_ASSERT_EQUAL(t_raw_call(fd, m, sizeof(m)), -ENOTTY);
+	}
+	memset(&sub, 0, sizeof(sub));
+	sub.h.cmd = SYSHAX_IOC_SUBMIT;
+	sub.h.len = sizeof(sub) - sizeof(sub.h);
+	sub.a.nr = 2;			/* but one job follows */
+	CU_ASSERT_EQUAL(t_raw_call(fd, &sub, sizeof(sub)), -EINVAL);
+	sub.a.nr = 1;
+	sub.j[0].op = SYSHAX_OP_NOP;
+	sub.h.reaped = 1000;		/* more than it was ever sent */
+	CU_ASSERT_EQUAL(t_raw_call(fd, &sub, sizeof(sub)), 1);
+	/* Shorter than its args: not our library, the broker hangs up. */
+	h.cmd = SYSHAX_IOC_STATS;
+	h.len = 0;
+	CU_ASSERT_EQUAL(t_raw_call(fd, &h, sizeof(h)), 1);
+	close(fd);
+
+	sh = t_open();
+	CU_ASSERT_EQUAL(syshax_version(sh, &v), 0);
+	syshax_close(sh);
+}
+
 static volatile sig_atomic_t g_stop2;
 
 static int64_t t_now_ns(void)
@@ -620,6 +701,7 @@ int main(void)
 	CU_add_test(s, "engine fd readiness; fetch interrupted: -EINTR",
 		    t_engine_fd_and_eintr);
 	CU_add_test(s, "client gone: jobs cancelled", t_client_gone);
+	CU_add_test(s, "malformed requests", t_malformed);
 	CU_add_test(s, "broker gone: -EPIPE", t_broker_gone);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();

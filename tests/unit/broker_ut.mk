@@ -8,7 +8,7 @@ $(SHXD_BROKER_UT): $(B)/tests/unit/broker_ut.o $(SHXD_BROKER_OBJS) $(SHRT_A)
 		$(shell $(PKG_CONFIG) --libs cunit) -pthread
 
 $(B)/tests/unit/broker_ut.o: CPPFLAGS_tests += -I$(CURDIR)/daemon \
-	-I$(CURDIR)/runtime/include
+	-I$(CURDIR)/runtime/include -I$(CURDIR)/runtime/src
 
 .PHONY: check-broker
 check-broker: $(SHXD_BROKER_UT)
