@@ -61,6 +61,13 @@ fetch() {
 	fi
 }
 
+# Stale package lists point at files the mirror no longer has.
+if ! fetch "$pver" && [ "$(id -u)" -eq 0 ]; then
+	say "download failed: running apt-get update and trying again"
+	apt-get update -q >&2
+	cand=$(apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
+	[ "$cand" != "(none)" ] || cand=
+fi
 if ! fetch "$pver"; then
 	if [ -z "$cand" ] || [ "$cand" = "$pver" ]; then
 		say "cannot download $pkg=$pver"
