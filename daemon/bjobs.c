@@ -205,7 +205,7 @@ static void give(struct shxd_broker *b, struct bk_conn *c, unsigned int max,
 	b->st.queued -= n;
 	b->st.held += n;
 	b->st.fetched += n;
-	bk_reply(b, c, (int)n, a, sizeof(*a), out, n * sizeof(out[0]), -1);
+	bk_reply(c, (int)n, a, sizeof(*a), out, n * sizeof(out[0]), -1);
 }
 
 /* After jobs were queued: parked fetches first, then notes to the idle
@@ -256,11 +256,11 @@ void bk_fetch(struct shxd_broker *b, struct bk_conn *c,
 	      const struct syshax_engine_fetch_args *a)
 {
 	if (a->flags || !a->max || !c->engine) {
-		bk_reply(b, c, -EINVAL, a, sizeof(*a), NULL, 0, -1);
+		bk_reply(c, -EINVAL, a, sizeof(*a), NULL, 0, -1);
 		return;
 	}
 	if (c->fetch_parked) {
-		bk_reply(b, c, -EBUSY, a, sizeof(*a), NULL, 0, -1);
+		bk_reply(c, -EBUSY, a, sizeof(*a), NULL, 0, -1);
 		return;
 	}
 	c->note_sent = 0;
@@ -269,7 +269,7 @@ void bk_fetch(struct shxd_broker *b, struct bk_conn *c,
 		return;
 	}
 	if (!a->timeout_ns) {
-		bk_reply(b, c, -ETIMEDOUT, a, sizeof(*a), NULL, 0, -1);
+		bk_reply(c, -ETIMEDOUT, a, sizeof(*a), NULL, 0, -1);
 		return;
 	}
 	c->fetch_parked = 1;
@@ -290,7 +290,7 @@ static void fetch_end(struct shxd_broker *b, struct bk_conn *c, int err)
 	struct syshax_engine_fetch_args a = { .max = c->fetch_max };
 
 	unpark(b, c);
-	bk_reply(b, c, err, &a, sizeof(a), NULL, 0, -1);
+	bk_reply(c, err, &a, sizeof(a), NULL, 0, -1);
 }
 
 void bk_fetch_cancel(struct shxd_broker *b, struct bk_conn *c)

@@ -273,9 +273,8 @@ static int send_fd_msg(int sock, const struct iovec *iov, int n, int fd)
 	return sendmsg(sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
-void bk_reply(struct shxd_broker *b, struct bk_conn *c, int ret,
-	      const void *args, size_t args_len, const void *extra,
-	      size_t extra_len, int fd)
+void bk_reply(struct bk_conn *c, int ret, const void *args, size_t args_len,
+	      const void *extra, size_t extra_len, int fd)
 {
 	struct shrt_rep hdr = {
 		.ret = ret,
@@ -287,7 +286,6 @@ void bk_reply(struct shxd_broker *b, struct bk_conn *c, int ret,
 		{ (void *)extra, extra_len },
 	};
 
-	(void)b;
 	/* The library sends one request and reads its reply, so a full
 	 * socket means a peer that does not follow the protocol. */
 	if (send_fd_msg(c->fd, iov, 3, fd))
@@ -453,7 +451,7 @@ static void dispatch(struct shxd_broker *b, struct bk_conn *c,
 		args_len = 0;
 		break;
 	}
-	bk_reply(b, c, ret, args, args_len, NULL, 0, ret < 0 ? -1 : fd_out);
+	bk_reply(c, ret, args, args_len, NULL, 0, ret < 0 ? -1 : fd_out);
 }
 
 /* Reads and runs up to REQ_BURST requests; closes c when its peer left. */

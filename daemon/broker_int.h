@@ -102,9 +102,8 @@ int64_t bk_now_ns(void);
 void bk_buf_put(struct shxd_broker *b, struct shxd_membuf *mb);
 /* Sends a reply (header, args, array, optional fd); a peer that cannot
  * take it is marked broken and closed by the loop. */
-void bk_reply(struct shxd_broker *b, struct bk_conn *c, int ret,
-	      const void *args, size_t args_len, const void *extra,
-	      size_t extra_len, int fd);
+void bk_reply(struct bk_conn *c, int ret, const void *args, size_t args_len,
+	      const void *extra, size_t extra_len, int fd);
 
 /* bjobs.c */
 int bk_jobs_init(struct shxd_broker *b);

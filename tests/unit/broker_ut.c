@@ -556,19 +556,29 @@ static void t_client_gone(void)
 }
 
 /* A raw connection, past the welcome: what a client not using the library
- * would hold. */
-static int t_raw_connect(void)
+ * would hold. *evfd gets the event socket (closing it is leaving). */
+static int t_raw_connect(int *evfd)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} cm;
 	char buf[64];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr m = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cm.b, .msg_controllen = sizeof(cm.b),
+	};
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 
 	memcpy(sa.sun_path, g_path, sizeof(sa.sun_path) - 1);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    recv(fd, buf, sizeof(buf), 0) <= 0) {
+	    recvmsg(fd, &m, MSG_CMSG_CLOEXEC) <= 0 || !CMSG_FIRSTHDR(&m)) {
 		CU_FAIL("raw connect");
 		return -1;
 	}
+	memcpy(evfd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(int));
 	return fd;
 }
 
@@ -600,7 +610,7 @@ static void t_malformed(void)
 	struct shrt_req h = { .cmd = _IO(SYSHAX_IOC_MAGIC, 0x7f) };
 	struct syshax_version_args v;
 	struct syshax *sh;
-	int fd = t_raw_connect();
+	int evfd = -1, fd = t_raw_connect(&evfd);
 
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL(t_raw_call(fd, &h, sizeof(h)), -ENOTTY);
@@ -626,6 +636,7 @@ static void t_malformed(void)
 	h.len = 0;
 	CU_ASSERT_EQUAL(t_raw_call(fd, &h, sizeof(h)), 1);
 	close(fd);
+	close(evfd);
 
 	sh = t_open();
 	CU_ASSERT_EQUAL(syshax_version(sh, &v), 0);
