@@ -30,8 +30,10 @@ for s in "${suites[@]}"; do
 	[ -x "$s" ] || die "suite $s is not an executable"
 	names+=("$(basename "$s")")
 done
-dups=$(printf '%s\n' "${names[@]}" | sort | uniq -d)
-[ -z "$dups" ] || die "suites with the same name: $dups"
+# Everything lands in the guest's /bin: one name, one file.
+# shellcheck disable=SC2086
+dups=$(for f in "${suites[@]}" ${VM_FILES:-}; do basename "$f"; done | sort | uniq -d)
+[ -z "$dups" ] || die "suites or VM_FILES with the same name: $dups"
 
 mkdir -p "$vm"
 # Per-run files live apart so that parallel runs do not mix them.
