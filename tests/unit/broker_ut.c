@@ -14,6 +14,8 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -643,6 +645,46 @@ static void t_malformed(void)
 	syshax_close(sh);
 }
 
+/* In a child running as nobody: a client like any other, but no engine
+ * (SO_PEERCRED: neither root, the broker's user nor its group). */
+static int t_as_nobody(void)
+{
+	struct syshax_buffer buf;
+	struct syshax *sh;
+
+	if (setgid(65534) || setuid(65534))
+		return 10;
+	sh = t_open();
+	if (!sh)
+		return 11;
+	if (syshax_buf_alloc(sh, 4096, -1, 0, &buf))
+		return 12;
+	if (syshax_engine_attach(sh, -1) != -EPERM)
+		return 13;
+	syshax_close(sh);
+	return 0;
+}
+
+static void t_engine_privilege(void)
+{
+	int status = -1;
+	pid_t pid;
+
+	if (geteuid()) {
+		printf("\n  SKIP: needs root to become another user ");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(chmod(g_dir, 0755), 0);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (!pid)
+		_exit(t_as_nobody());
+	waitpid(pid, &status, 0);
+	CU_ASSERT(WIFEXITED(status));
+	CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
+	CU_ASSERT_EQUAL(t_pinned_settled(), 0);
+}
+
 static volatile sig_atomic_t g_stop2;
 
 static int64_t t_now_ns(void)
@@ -713,6 +755,7 @@ int main(void)
 		    t_engine_fd_and_eintr);
 	CU_add_test(s, "client gone: jobs cancelled", t_client_gone);
 	CU_add_test(s, "malformed requests", t_malformed);
+	CU_add_test(s, "engines need privilege: -EPERM", t_engine_privilege);
 	CU_add_test(s, "broker gone: -EPIPE", t_broker_gone);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
