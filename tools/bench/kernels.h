@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syshax-bench kernels: what one run measured, shared by the measuring
+ * (kernels.c) and the report (kernels_report.c: table, JSON, targets).
+ */
+#ifndef SYSHAX_BENCH_KERNELS_H
+#define SYSHAX_BENCH_KERNELS_H
+
+#include "bench.h"
+
+#define MAX_LIST 8
+
+struct shape {
+	int k, n;
+};
+
+struct opts {
+	int json, warm, x8, attn, use_ggml, use_dnnl;
+	const char *ggml_dir;
+	double budget;
+	int nshapes, ntypes, nm, nthr;
+	struct shape shapes[MAX_LIST];
+	enum bench_wtype types[BENCH_NWTYPES];
+	int ms[MAX_LIST], thr[MAX_LIST];
+};
+
+/* Measured before and after the kernels; the higher figure counts. */
+struct limits {
+	int nthr, bw_err, dot_err;
+	double bw, dot, bw_first, dot_first;
+	const char *dot_isa;
+};
+
+struct gemm_row {
+	struct shape s;
+	enum bench_wtype t;
+	int m, nthr, err;
+	enum dnnl_kind kind;
+	/* seconds per call; 0 when not measured */
+	double ours, warm, ggml, dnnl;
+};
+
+struct attn_row {
+	int nseq, nthr, err;
+	double sec, warm, bytes;
+};
+
+/* Everything one run measured, for the table, JSON and target checks. */
+struct run {
+	struct opts o;
+	const char *isa, *ggml_variant, *dnnl_version;
+	char ggml_note[128], dnnl_note[128];
+	struct limits lim[MAX_LIST];
+	struct gemm_row *rows;
+	size_t nrows;
+	struct attn_row attn[2 * MAX_LIST];
+	size_t nattn;
+};
+
+void kernels_print_table(const struct run *r);
+void kernels_print_json(const struct run *r);
+
+#endif
