@@ -66,5 +66,6 @@ int t_add_stress(void);
 int t_add_queue(void);
 int t_add_wait(void);
 int t_add_kill(void);
+int t_add_engine(void);
 
 #endif /* T_CONFORMANCE_H */
