@@ -2,6 +2,7 @@
 /* Bad jobs: the documented errno, and nothing queued. */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "t.h"
 
@@ -230,6 +231,36 @@ static void t_op_and_reserved(void)
 	expect_no_completion();
 }
 
+/* The one way to name another context's buffer: import an fd it exported. */
+static void t_imported(void)
+{
+	struct syshax_buffer imp;
+	struct syshax_completion c;
+	struct syshax_job job;
+	unsigned char *f, *b;
+	int fd;
+
+	CU_ASSERT_EQUAL_FATAL(syshax_buf_map(g_other, &g_f), 0);
+	CU_ASSERT_EQUAL_FATAL(syshax_buf_map(g_sh, &g_b), 0);
+	f = g_f.addr;
+	b = g_b.addr;
+	memset(f, 0xc3, 4096);
+	fd = syshax_buf_export(g_other, &g_f, SYSHAX_EXPORT_CLOEXEC);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL_FATAL(syshax_buf_import(g_sh, fd, &imp), 0);
+	close(fd);
+	CU_ASSERT_EQUAL(imp.id, g_f.id);
+	CU_ASSERT_EQUAL(syshax_job_copy(&job, &imp, 0, &g_b, 0, 4096, 301), 0);
+	CU_ASSERT_EQUAL(syshax_submit(g_sh, &job, 1), 1);
+	CU_ASSERT_EQUAL_FATAL(syshax_wait(g_sh, &c, 1, 1, 5 * T_SEC), 1);
+	CU_ASSERT_EQUAL(c.user_data, 301);
+	CU_ASSERT_EQUAL(c.status, 0);
+	CU_ASSERT_EQUAL(c.result, 4096);
+	CU_ASSERT_EQUAL(b[0], 0xc3);
+	CU_ASSERT_EQUAL(b[4095], 0xc3);
+	CU_ASSERT_EQUAL(syshax_buf_free(g_sh, &imp), 0);
+}
+
 static void t_partial(void)
 {
 	struct syshax_job jobs[3];
@@ -260,6 +291,8 @@ int t_add_badref(void)
 	    !CU_add_test(s, "access: -EACCES / -EINVAL", t_access) ||
 	    !CU_add_test(s, "ref count: -EINVAL", t_refs_count) ||
 	    !CU_add_test(s, "op, flags, reserved: -EINVAL", t_op_and_reserved) ||
+	    !CU_add_test(s, "an imported buffer is the caller's",
+			 t_imported) ||
 	    !CU_add_test(s, "stops at the first bad job", t_partial))
 		return -1;
 	return 0;
