@@ -34,7 +34,7 @@ MODULE_PARM_DESC(max_jobs_global,
 struct syshax_broker syshax_broker = {
 	.lock = __SPIN_LOCK_UNLOCKED(syshax_broker.lock),
 	.queue = LIST_HEAD_INIT(syshax_broker.queue),
-	.engine_wq = __WAIT_QUEUE_HEAD_INITIALIZER(syshax_broker.engine_wq),
+	.engines = LIST_HEAD_INIT(syshax_broker.engines),
 };
 static struct syshax_broker *const br = &syshax_broker;
 
@@ -182,7 +182,7 @@ static long broker_submit(struct syshax_broker_ctx *bc, void __user *uarg)
 			break;
 	}
 	if (n)
-		wake_up(&br->engine_wq);
+		syshax_engines_wake();
 	return n ? n : ret;
 }
 
@@ -288,12 +288,10 @@ __poll_t syshax_broker_poll(struct syshax_ctx *ctx, struct file *file,
 			    poll_table *wait)
 {
 	struct syshax_broker_ctx *bc = ctx->jobs;
-	bool engine = READ_ONCE(bc->engine);
 
 	poll_wait(file, &bc->wq, wait);
-	if (engine)
-		poll_wait(file, &br->engine_wq, wait);
-	if (READ_ONCE(bc->nr_cpls) || (engine && READ_ONCE(br->st.queued)))
+	if (READ_ONCE(bc->nr_cpls) ||
+	    (READ_ONCE(bc->engine) && READ_ONCE(br->st.queued)))
 		return EPOLLIN | EPOLLRDNORM;
 	return 0;
 }

@@ -47,13 +47,15 @@ struct syshax_kjob {
 
 struct syshax_broker_ctx {
 	struct syshax_ctx *ctx;
-	wait_queue_head_t wq;		/* a completion was posted */
+	/* A completion was posted; for an engine, also: a job was queued. */
+	wait_queue_head_t wq;
 	struct list_head jobs;		/* queued or held, via cnode */
 	struct list_head cpls;		/* done, not yet reaped, via qnode */
 	unsigned int nr_jobs;		/* submitted, not yet reaped */
 	unsigned int nr_cpls;
 	/* Engine side, set once by ENGINE_ATTACH. */
 	bool engine;
+	struct list_head enode;		/* in the broker's engines */
 	struct list_head held;		/* via qnode */
 	struct list_head maps;		/* engine.c's struct engine_map */
 };
@@ -62,7 +64,7 @@ struct syshax_broker {
 	spinlock_t lock;
 	struct list_head queue;
 	DECLARE_HASHTABLE(held, 10);	/* held jobs by token */
-	wait_queue_head_t engine_wq;	/* a job was queued */
+	struct list_head engines;	/* attached, via enode */
 	struct kmem_cache *job_cache;
 	u64 next_token;
 	u32 next_engine_id;
@@ -78,6 +80,8 @@ struct syshax_broker {
 extern struct syshax_broker syshax_broker;
 
 void syshax_kjob_put_bufs(struct syshax_kjob *j);
+/* Tells every engine that jobs are queued. */
+void syshax_engines_wake(void);
 /* Frees the jobs on a qnode list; called without the lock. */
 void syshax_kjob_free_list(struct list_head *list);
 

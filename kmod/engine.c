@@ -188,6 +188,7 @@ long syshax_engine_attach(struct syshax_broker_ctx *bc, void __user *uarg)
 		ret = -EBUSY;
 	} else {
 		WRITE_ONCE(bc->engine, true);
+		list_add_tail(&bc->enode, &br->engines);
 		a.engine_id = ++br->next_engine_id;
 		br->st.engines++;
 	}
@@ -195,6 +196,20 @@ long syshax_engine_attach(struct syshax_broker_ctx *bc, void __user *uarg)
 	if (ret)
 		return ret;
 	return copy_to_user(uarg, &a, sizeof(a)) ? -EFAULT : 0;
+}
+
+/*
+ * Engines sleep on their own wait queue, the one poll() watches, so an fd
+ * added to epoll before ENGINE_ATTACH still hears of jobs.
+ */
+void syshax_engines_wake(void)
+{
+	struct syshax_broker_ctx *eng;
+
+	spin_lock(&br->lock);
+	list_for_each_entry(eng, &br->engines, enode)
+		wake_up(&eng->wq);
+	spin_unlock(&br->lock);
 }
 
 static bool jobs_queued(void *arg)
@@ -221,6 +236,7 @@ static void fetch_settle(struct syshax_broker_ctx *eng, struct list_head *got,
 {
 	struct syshax_kjob *j, *tmp;
 	LIST_HEAD(gone);
+	bool requeued;
 
 	spin_lock(&br->lock);
 	list_for_each_entry_safe(j, tmp, got, qnode) {
@@ -243,8 +259,11 @@ static void fetch_settle(struct syshax_broker_ctx *eng, struct list_head *got,
 		br->active--;
 		br->st.cancelled++;
 	}
+	requeued = !list_empty(got);
 	list_splice(got, &br->queue);
 	spin_unlock(&br->lock);
+	if (requeued)
+		syshax_engines_wake();
 	syshax_kjob_free_list(&gone);
 }
 
@@ -280,8 +299,7 @@ long syshax_engine_fetch(struct syshax_broker_ctx *bc, void __user *uarg)
 		spin_unlock(&br->lock);
 		if (n)
 			break;
-		err = syshax_deadline_wait(&d, &br->engine_wq, jobs_queued,
-					   NULL);
+		err = syshax_deadline_wait(&d, &bc->wq, jobs_queued, NULL);
 		if (err)
 			return err;
 	}
@@ -467,6 +485,7 @@ void syshax_engine_release(struct syshax_broker_ctx *eng)
 	spin_lock(&br->lock);
 	list_for_each_entry_safe(j, tmp, &eng->held, qnode)
 		job_end(j, &epipe, &done, &drop);
+	list_del(&eng->enode);
 	br->st.engines--;
 	spin_unlock(&br->lock);
 	job_post(&done);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/time.h>
@@ -319,6 +320,42 @@ static void t_eintr(void)
 	CU_ASSERT_EQUAL(t_fetch(eng, &ej, 1, -1), -EINTR);
 	CU_ASSERT(t_now() - t0 >= 0.09);
 	signal(SIGALRM, SIG_DFL);
+	close(eng);
+	close(cl);
+}
+
+/* An fd added to epoll before ENGINE_ATTACH hears of queued jobs; the
+ * client's fd becomes readable when its completion is ready. */
+static void t_epoll(void)
+{
+	struct syshax_engine_attach_args a = { .node = -1 };
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	struct syshax_engine_job ej;
+	struct syshax_completion c;
+	struct syshax_job job;
+	unsigned long long tok;
+	int cl = t_open(), eng = t_open();
+	int ep_eng = epoll_create1(EPOLL_CLOEXEC);
+	int ep_cl = epoll_create1(EPOLL_CLOEXEC);
+
+	CU_ASSERT_FATAL(ep_eng >= 0 && ep_cl >= 0);
+	CU_ASSERT_EQUAL(epoll_ctl(ep_eng, EPOLL_CTL_ADD, eng, &ev), 0);
+	CU_ASSERT_EQUAL(epoll_ctl(ep_cl, EPOLL_CTL_ADD, cl, &ev), 0);
+	CU_ASSERT_EQUAL(t_ioctl(eng, SYSHAX_IOC_ENGINE_ATTACH, &a), 0);
+	CU_ASSERT_EQUAL(epoll_wait(ep_eng, &out, 1, 0), 0);
+	t_nop(&job, 5);
+	CU_ASSERT_EQUAL_FATAL(t_submit(cl, &job, 1), 1);
+	CU_ASSERT_EQUAL(epoll_wait(ep_eng, &out, 1, 1000), 1);
+	CU_ASSERT_EQUAL(epoll_wait(ep_cl, &out, 1, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(t_fetch(eng, &ej, 1, 0), 1);
+	CU_ASSERT_EQUAL(epoll_wait(ep_eng, &out, 1, 0), 0);
+	tok = ej.token;
+	CU_ASSERT_EQUAL(t_complete(eng, &tok, 1, 0), 1);
+	CU_ASSERT_EQUAL(epoll_wait(ep_cl, &out, 1, 1000), 1);
+	CU_ASSERT_EQUAL(t_wait(cl, &c, 1, 1, 0), 1);
+	CU_ASSERT_EQUAL(epoll_wait(ep_cl, &out, 1, 0), 0);
+	close(ep_eng);
+	close(ep_cl);
 	close(eng);
 	close(cl);
 }
@@ -718,6 +755,7 @@ int main(void)
 		{ "fetch timeout", t_fetch_timeout },
 		{ "wait timeout", t_wait_timeout },
 		{ "signals end waits with -EINTR", t_eintr },
+		{ "epoll, also added before attach", t_epoll },
 		{ "complete with a bad token", t_complete_bad_token },
 		{ "bad jobs queue nothing", t_bad_jobs },
 		{ "engine close: -EPIPE, queued wait", t_engine_close_epipe },
