@@ -12,7 +12,6 @@ static const struct {
 } g_msgs[] = {
 	{ EBADF, "Unknown buffer handle" },
 	{ ERANGE, "Buffer reference outside the buffer" },
-	{ EACCES, "Access not allowed on the buffer" },
 	{ EAGAIN, "Job queue full: reap completions and retry" },
 	{ EPIPE, "Engine went away while running the job" },
 	{ ETIMEDOUT, "Timed out" },

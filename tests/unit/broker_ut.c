@@ -649,14 +649,23 @@ static void t_malformed(void)
  * (SO_PEERCRED: neither root, the broker's user nor its group). */
 static int t_as_nobody(void)
 {
+	struct syshax_open_opts o = {
+		.backend = SYSHAX_BACKEND_DAEMON, .path = g_path,
+	};
 	struct syshax_buffer buf;
 	struct syshax *sh;
+	int ret;
 
 	if (setgid(65534) || setuid(65534))
 		return 10;
-	sh = t_open();
-	if (!sh)
+	/* The VM guest's root directory is 0700: nobody reaches no socket. */
+	if (access(g_path, W_OK) && errno == EACCES)
+		return 77;
+	ret = syshax_open(&sh, &o);
+	if (ret) {
+		printf("\n  open as nobody: %s ", syshax_strerror(ret));
 		return 11;
+	}
 	if (syshax_buf_alloc(sh, 4096, -1, 0, &buf))
 		return 12;
 	if (syshax_engine_attach(sh, -1) != -EPERM)
@@ -680,6 +689,12 @@ static void t_engine_privilege(void)
 	if (!pid)
 		_exit(t_as_nobody());
 	waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+		printf("\n  SKIP: user nobody cannot reach %s ", g_path);
+		return;
+	}
+	if (status)
+		printf("\n  child (as nobody) ended with status %#x ", status);
 	CU_ASSERT(WIFEXITED(status));
 	CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
 	CU_ASSERT_EQUAL(t_pinned_settled(), 0);
