@@ -8,8 +8,10 @@
  * The queue and the client side are here; engine.c has the engine side
  * and broker.h the data structures and the locking rule.
  */
+#include <linux/device.h>
 #include <linux/module.h>
 #include <linux/poll.h>
+#include <linux/sysfs.h>
 #include <linux/uaccess.h>
 
 #include "broker.h"
@@ -369,6 +371,61 @@ void syshax_broker_stats(struct syshax_stats_args *st)
 	memcpy(st->lat_hist, br->st.lat_hist, sizeof(st->lat_hist));
 	spin_unlock(&br->lock);
 }
+
+/* The same counters, read-only, in /sys/class/misc/syshax/jobs/. */
+#define JOBS_ATTR(_name, _field)					\
+static ssize_t _name##_show(struct device *dev,				\
+			    struct device_attribute *attr, char *buf)	\
+{									\
+	struct syshax_stats_args st;					\
+									\
+	syshax_broker_stats(&st);					\
+	return sysfs_emit(buf, "%llu\n", (unsigned long long)st._field); \
+}									\
+static DEVICE_ATTR_RO(_name)
+
+JOBS_ATTR(engines, engines);
+JOBS_ATTR(submitted, jobs_submitted);
+JOBS_ATTR(fetched, jobs_fetched);
+JOBS_ATTR(completed, jobs_completed);
+JOBS_ATTR(failed, jobs_failed);
+JOBS_ATTR(cancelled, jobs_cancelled);
+JOBS_ATTR(queue_depth, queue_depth);
+JOBS_ATTR(inflight, inflight);
+
+/* The latency histogram, bucket 0 first, space separated. */
+static ssize_t lat_hist_show(struct device *dev,
+			     struct device_attribute *attr, char *buf)
+{
+	struct syshax_stats_args st;
+	int i, len = 0;
+
+	syshax_broker_stats(&st);
+	for (i = 0; i < SYSHAX_LAT_BUCKETS; i++)
+		len += sysfs_emit_at(buf, len, "%llu%c",
+				     (unsigned long long)st.lat_hist[i],
+				     i + 1 < SYSHAX_LAT_BUCKETS ? ' ' : '\n');
+	return len;
+}
+static DEVICE_ATTR_RO(lat_hist);
+
+static struct attribute *syshax_jobs_attrs[] = {
+	&dev_attr_engines.attr,
+	&dev_attr_submitted.attr,
+	&dev_attr_fetched.attr,
+	&dev_attr_completed.attr,
+	&dev_attr_failed.attr,
+	&dev_attr_cancelled.attr,
+	&dev_attr_queue_depth.attr,
+	&dev_attr_inflight.attr,
+	&dev_attr_lat_hist.attr,
+	NULL,
+};
+
+const struct attribute_group syshax_broker_attr_group = {
+	.name = "jobs",
+	.attrs = syshax_jobs_attrs,
+};
 
 int syshax_broker_init(void)
 {

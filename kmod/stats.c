@@ -160,5 +160,6 @@ static const struct attribute_group syshax_attr_group = {
 
 const struct attribute_group *syshax_attr_groups[] = {
 	&syshax_attr_group,
+	&syshax_broker_attr_group,
 	NULL,
 };

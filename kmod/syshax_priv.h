@@ -119,5 +119,7 @@ __poll_t syshax_broker_poll(struct syshax_ctx *ctx, struct file *file,
 			    poll_table *wait);
 void syshax_broker_version(struct syshax_version_args *v);
 void syshax_broker_stats(struct syshax_stats_args *st);
+/* Job counters in sysfs, a group of the misc device. */
+extern const struct attribute_group syshax_broker_attr_group;
 
 #endif /* SYSHAX_PRIV_H */

@@ -743,6 +743,53 @@ static void t_two_engines(void)
 	close(mon);
 }
 
+/* Reads a job counter from sysfs; -1 when it cannot. */
+static long long t_sysfs_jobs(const char *name)
+{
+	char path[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/misc/syshax/jobs/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* sysfs shows the STATS counters. */
+static void t_sysfs(void)
+{
+	struct syshax_stats_args st;
+	struct syshax_job job;
+	unsigned long long sum = 0, v;
+	int cl = t_open(), i;
+	long long sub0;
+	FILE *f;
+
+	sub0 = t_sysfs_jobs("submitted");
+	CU_ASSERT_FATAL(sub0 >= 0);
+	t_nop(&job, 1);
+	CU_ASSERT_EQUAL(t_submit(cl, &job, 1), 1);
+	CU_ASSERT_EQUAL(t_sysfs_jobs("submitted"), sub0 + 1);
+	st = t_stats(cl);
+	CU_ASSERT_EQUAL(t_sysfs_jobs("queue_depth"), (long long)st.queue_depth);
+	CU_ASSERT_EQUAL(t_sysfs_jobs("completed"), (long long)st.jobs_completed);
+	CU_ASSERT_EQUAL(t_sysfs_jobs("cancelled"), (long long)st.jobs_cancelled);
+	CU_ASSERT_EQUAL(t_sysfs_jobs("engines"), 0);
+	f = fopen("/sys/class/misc/syshax/jobs/lat_hist", "r");
+	CU_ASSERT_FATAL(f != NULL);
+	for (i = 0; fscanf(f, "%llu", &v) == 1; i++)
+		sum += v;
+	fclose(f);
+	CU_ASSERT_EQUAL(i, SYSHAX_LAT_BUCKETS);
+	CU_ASSERT_EQUAL(sum, st.jobs_completed + st.jobs_failed);
+	close(cl);
+}
+
 int main(void)
 {
 	static const struct {
@@ -764,6 +811,7 @@ int main(void)
 		{ "engine map", t_engine_map },
 		{ "queue limit", t_queue_limit },
 		{ "two engines, four clients", t_two_engines },
+		{ "sysfs job counters", t_sysfs },
 	};
 	CU_pSuite s;
 	unsigned int i, failed;
