@@ -41,6 +41,11 @@ static int badref_init(void)
 
 static int badref_clean(void)
 {
+	/* Mappings outlive a close (they hold the buffer and, on the module,
+	 * the context): free what was mapped first. */
+	syshax_buf_free(g_sh, &g_a);
+	syshax_buf_free(g_sh, &g_b);
+	syshax_buf_free(g_other, &g_f);
 	syshax_close(g_sh);
 	syshax_close(g_other);
 	return 0;
