@@ -208,22 +208,14 @@ static void give(struct shxd_broker *b, struct bk_conn *c, unsigned int max,
 	bk_reply(c, (int)n, a, sizeof(*a), out, n * sizeof(out[0]), -1);
 }
 
-/* After jobs were queued: parked fetches first, then notes to the idle
- * engines so that their fd polls readable. */
-static void kick_engines(struct shxd_broker *b)
+/* While jobs wait, every engine without a parked fetch has a note unread,
+ * so that its fd polls readable (the module's poll is level-triggered on
+ * the queue; notes are sent when that level may have risen). */
+static void note_engines(struct shxd_broker *b)
 {
 	struct bk_conn *c;
 	char note = 1;
 
-	while (b->q_head && b->parked) {
-		struct syshax_engine_fetch_args a = { 0 };
-
-		c = b->parked;
-		unpark(b, c);
-		a.max = c->fetch_max;
-		a.timeout_ns = -1;
-		give(b, c, c->fetch_max, &a);
-	}
 	if (!b->q_head)
 		return;
 	for (c = b->conns; c; c = c->next) {
@@ -232,6 +224,21 @@ static void kick_engines(struct shxd_broker *b)
 		if (send(c->evfd, &note, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
 			c->note_sent = 1;
 	}
+}
+
+/* After jobs were queued: parked fetches first, then notes. */
+static void kick_engines(struct shxd_broker *b)
+{
+	while (b->q_head && b->parked) {
+		struct syshax_engine_fetch_args a = { 0 };
+		struct bk_conn *c = b->parked;
+
+		unpark(b, c);
+		a.max = c->fetch_max;
+		a.timeout_ns = -1;
+		give(b, c, c->fetch_max, &a);
+	}
+	note_engines(b);
 }
 
 int bk_attach(struct shxd_broker *b, struct bk_conn *c,
@@ -266,6 +273,7 @@ void bk_fetch(struct shxd_broker *b, struct bk_conn *c,
 	c->note_sent = 0;
 	if (b->q_head) {
 		give(b, c, a->max, a);
+		note_engines(b);	/* jobs left over */
 		return;
 	}
 	if (!a->timeout_ns) {

@@ -488,7 +488,7 @@ static void t_engine_fd_and_eintr(void)
 	struct t_fetcher f = { .en = en };
 	struct syshax_engine_job ej;
 	struct syshax_engine_cpl ec = { 0 };
-	struct syshax_completion cpl;
+	struct syshax_completion cpl[2];
 	struct pollfd pfd;
 	struct syshax_job job;
 	pthread_t th;
@@ -505,7 +505,18 @@ static void t_engine_fd_and_eintr(void)
 	CU_ASSERT_EQUAL(poll(&pfd, 1, 0), 0);	/* the note was consumed */
 	ec.token = ej.token;
 	CU_ASSERT_EQUAL(syshax_engine_complete(en, &ec, 1), 1);
-	CU_ASSERT_EQUAL(syshax_wait(cl, &cpl, 1, 1, 1000000000), 1);
+	CU_ASSERT_EQUAL(syshax_wait(cl, cpl, 1, 1, 1000000000), 1);
+	/* A fetch that leaves jobs queued leaves the fd readable. */
+	CU_ASSERT_EQUAL(syshax_submit(cl, &job, 1), 1);
+	CU_ASSERT_EQUAL(syshax_submit(cl, &job, 1), 1);
+	CU_ASSERT_EQUAL(syshax_engine_fetch(en, &ej, 1, 0), 1);
+	ec.token = ej.token;
+	CU_ASSERT_EQUAL(syshax_engine_complete(en, &ec, 1), 1);
+	CU_ASSERT_EQUAL(poll(&pfd, 1, 1000), 1);
+	CU_ASSERT_EQUAL(syshax_engine_fetch(en, &ej, 1, 0), 1);
+	ec.token = ej.token;
+	CU_ASSERT_EQUAL(syshax_engine_complete(en, &ec, 1), 1);
+	CU_ASSERT_EQUAL(syshax_wait(cl, cpl, 2, 2, 1000000000), 2);
 
 	sigaction(SIGUSR1, &sa, NULL);
 	pthread_create(&th, NULL, t_fetch_forever, &f);
@@ -522,7 +533,7 @@ static void t_engine_fd_and_eintr(void)
 	CU_ASSERT_EQUAL(ej.job.user_data, 9);
 	ec.token = ej.token;
 	CU_ASSERT_EQUAL(syshax_engine_complete(en, &ec, 1), 1);
-	CU_ASSERT_EQUAL(syshax_wait(cl, &cpl, 1, 1, 1000000000), 1);
+	CU_ASSERT_EQUAL(syshax_wait(cl, cpl, 1, 1, 1000000000), 1);
 	signal(SIGUSR1, SIG_DFL);
 	syshax_close(en);
 	syshax_close(cl);
