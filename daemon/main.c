@@ -5,6 +5,7 @@
  * connect to it through libsyshax-rt, as any engine would.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -163,6 +164,23 @@ static int run_broker(const struct shxd_config *cfg, struct engine_thread *t,
 	return ret ? ret : eret;
 }
 
+/* daemon() moves to "/": a relative socket path must not move with it. */
+static int absolute_socket(struct shxd_config *cfg)
+{
+	char cwd[PATH_MAX], abs[sizeof(cfg->socket)];
+	int n;
+
+	if (!cfg->socket[0] || cfg->socket[0] == '/')
+		return 0;
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -errno;
+	n = snprintf(abs, sizeof(abs), "%s/%s", cwd, cfg->socket);
+	if (n < 0 || (size_t)n >= sizeof(abs))
+		return -ENAMETOOLONG;
+	memcpy(cfg->socket, abs, (size_t)n + 1);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct shxd_config cfg;
@@ -175,6 +193,11 @@ int main(int argc, char **argv)
 		return 2;
 	if (ret == SHXD_EXIT_OK)
 		return 0;
+	ret = absolute_socket(&cfg);
+	if (ret) {
+		fprintf(stderr, "syshaxd: socket path: %s\n", strerror(-ret));
+		return 2;
+	}
 	if (!cfg.foreground && daemon(0, 0)) {
 		perror("syshaxd: daemon");
 		return 1;
