@@ -22,6 +22,9 @@ die() { echo "mkinitramfs.sh: $*" >&2; exit 1; }
 
 root=$(mktemp -d "${out%/*}/root.XXXXXX")
 trap 'rm -rf "$root"' EXIT
+# mktemp made it 0700, and it becomes the guest's /: users other than root
+# (suites drop to nobody) must get through it.
+chmod 755 "$root"
 mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,lib64,"lib/modules/$kver"}
 
 cp "$(command -v busybox)" "$root/bin/busybox"
