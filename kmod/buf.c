@@ -170,29 +170,33 @@ static bool syshax_size_ok(u64 size)
 
 /*
  * One piece of at most 2^*order pages: on the node first, then (when
- * allowed) anywhere; at smaller orders only when allowed.
+ * allowed) anywhere; at smaller orders only when allowed. Once the node has
+ * failed, *remote is set and later pieces go straight to the other nodes.
+ * __GFP_RETRY_MAYFAIL: fail the call rather than OOM-kill for pinned memory.
  */
-static struct page *syshax_alloc_piece(int nid, u32 flags, unsigned int *order)
+static struct page *syshax_alloc_piece(int nid, u32 flags, unsigned int *order,
+				       bool *remote)
 {
-	const gfp_t gfp = GFP_KERNEL | __GFP_COMP | __GFP_NOWARN | __GFP_ZERO;
+	const gfp_t gfp = GFP_KERNEL | __GFP_COMP | __GFP_NOWARN | __GFP_ZERO |
+			  __GFP_RETRY_MAYFAIL;
 	unsigned int min_order = flags & SYSHAX_BUF_ALLOW_SMALL ? 0 : *order;
-	int passes = flags & SYSHAX_BUF_ALLOW_REMOTE ? 2 : 1;
 	unsigned int o;
-	int pass;
 
-	for (pass = 0; pass < passes; pass++) {
+	for (;;) {
 		for (o = *order + 1; o-- > min_order;) {
 			struct page *page;
 
-			page = alloc_pages_node(nid, pass ? gfp :
+			page = alloc_pages_node(nid, *remote ? gfp :
 						gfp | __GFP_THISNODE, o);
 			if (page) {
 				*order = o;
 				return page;
 			}
 		}
+		if (*remote || !(flags & SYSHAX_BUF_ALLOW_REMOTE))
+			return NULL;
+		*remote = true;
 	}
-	return NULL;
 }
 
 struct syshax_buf *syshax_buf_alloc(u64 size, int node, u32 flags)
@@ -200,6 +204,7 @@ struct syshax_buf *syshax_buf_alloc(u64 size, int node, u32 flags)
 	struct syshax_buf *buf;
 	unsigned long pages, done = 0;
 	unsigned int cap = 0;
+	bool remote = false;
 	int nid, ret;
 
 	if (!syshax_size_ok(size))
@@ -227,7 +232,7 @@ struct syshax_buf *syshax_buf_alloc(u64 size, int node, u32 flags)
 			ret = -EINTR;
 			goto err;
 		}
-		page = syshax_alloc_piece(nid, flags, &order);
+		page = syshax_alloc_piece(nid, flags, &order, &remote);
 		if (!page) {
 			ret = -ENOMEM;
 			goto err;

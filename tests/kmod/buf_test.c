@@ -468,6 +468,82 @@ static void test_cap(void)
 	CU_ASSERT_EQUAL(t_pinned(g_fd), 0);
 }
 
+/* MemFree of a node in bytes, from sysfs (0 when unknown). */
+static uint64_t t_node_free(int node)
+{
+	char path[96], line[160];
+	unsigned long long kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
+		 node);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Node %*d MemFree: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb << 10;
+}
+
+/*
+ * More than node 1 has free: without flags -ENOMEM; with ALLOW_REMOTE the
+ * rest comes from node 0. With node 1 then out of 2 MiB blocks, ALLOW_SMALL
+ * alone never leaves the node: it finds smaller pieces there or fails
+ * (which one depends on what the node has left; the test prints it).
+ */
+static void test_alloc_fallback(void)
+{
+	struct syshax_buf_alloc_args a, b;
+	struct syshax_buf_info_args info;
+	uint64_t size, free1 = t_node_free(1), free0 = t_node_free(0);
+	char old[32] = "", cap[32];
+	FILE *f;
+	int ret;
+
+	if (numa_max_node() < 1 || !free1 || access(T_PARAM, W_OK)) {
+		t_skip("needs two NUMA nodes and root");
+		return;
+	}
+	size = (free1 + 64 * T_MIB) & ~(SYSHAX_CHUNK_SIZE - 1);
+	if (free0 < 256 * T_MIB + size - free1) {
+		t_skip("node 0 lacks the memory to take the overflow");
+		return;
+	}
+	f = fopen(T_PARAM, "r");
+	CU_ASSERT_FATAL(f && fgets(old, sizeof(old), f));
+	fclose(f);
+	snprintf(cap, sizeof(cap), "%llu", (unsigned long long)(free0 + free1) >> 20);
+	CU_ASSERT_EQUAL_FATAL(t_write_param(cap), 0);
+
+	CU_ASSERT_EQUAL(t_alloc(g_fd, size, 1, 0, &a), -ENOMEM);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), 0);
+	ret = t_alloc(g_fd, size, 1, SYSHAX_BUF_ALLOW_REMOTE, &a);
+	CU_ASSERT_EQUAL(ret, 0);
+	if (!ret) {
+		CU_ASSERT_EQUAL(t_info(g_fd, a.handle, &info), 0);
+		CU_ASSERT_EQUAL(info.node_bytes[0] + info.node_bytes[1], size);
+		CU_ASSERT(info.node_bytes[0] >= 64 * T_MIB);
+		CU_ASSERT(info.node_bytes[1] > 0);
+		CU_ASSERT_EQUAL(info.chunk_size, SYSHAX_CHUNK_SIZE);
+		ret = t_alloc(g_fd, SYSHAX_CHUNK_SIZE, 1, SYSHAX_BUF_ALLOW_SMALL, &b);
+		CU_ASSERT(ret == 0 || ret == -ENOMEM);
+		if (!ret) {
+			CU_ASSERT_EQUAL(t_info(g_fd, b.handle, &info), 0);
+			CU_ASSERT_EQUAL(info.node_bytes[1], SYSHAX_CHUNK_SIZE);
+			printf("\n  ALLOW_SMALL on exhausted node 1: %u pieces, largest %u\n",
+			       info.nr_chunks, info.chunk_size);
+			CU_ASSERT_EQUAL(t_free(g_fd, b.handle), 0);
+		} else {
+			printf("\n  ALLOW_SMALL on exhausted node 1: -ENOMEM\n");
+		}
+		CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+	}
+	CU_ASSERT_EQUAL(t_write_param(old), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), 0);
+}
+
 /*
  * Without CAP_IPC_LOCK, pinned memory counts against RLIMIT_MEMLOCK: over
  * it, BUF_ALLOC and BUF_REGISTER fail with -ENOMEM. The child reports each
@@ -774,6 +850,7 @@ int main(void)
 		{ "odirect_read", test_odirect_read },
 		{ "pinned_counter", test_pinned_counter },
 		{ "cap", test_cap },
+		{ "alloc_fallback", test_alloc_fallback },
 		{ "rlimit_unprivileged", test_rlimit_unprivileged },
 		{ "errnos", test_errnos },
 		{ "register_hugetlbfs", test_register_hugetlbfs },
