@@ -155,6 +155,8 @@ int shxd_engine_run(const struct shxd_engine_conf *conf,
 		shxd_log(LOG_WARNING, "engine: cannot run on node %d",
 			 conf->node);
 	ret = open_backend(conf, stop, &sh);
+	if (ret && *stop)
+		return 0;	/* stopped before the backend was up */
 	if (ret) {
 		shxd_log(LOG_ERR, "engine: open %s: %s",
 			 conf->path ? conf->path : "(auto)",

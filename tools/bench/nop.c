@@ -150,8 +150,11 @@ static int start_userspace(const char *exe, struct daemon_proc *d,
 		}
 		nanosleep(&pause, NULL);
 	}
+	/* The socket file exists from bind(), before listen(). */
 	oo.path = d->sock;
-	ret = syshax_open(sh, &oo);
+	while ((ret = syshax_open(sh, &oo)) == -ECONNREFUSED &&
+	       bench_now_ns() < deadline)
+		nanosleep(&pause, NULL);
 	if (ret)
 		return ret;
 	return wait_engine(*sh);
