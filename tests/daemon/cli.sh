@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# syshaxd's command line and modes, end to end on the userspace backend:
+# usage and exit codes, the default mode (broker + engine) serving the
+# demo, and an engine-only daemon that ends with status 1 when its broker
+# goes away.
+#   tests/daemon/cli.sh <syshaxd> <syshax-demo>
+set -u
+daemon=${1:?usage: cli.sh <syshaxd> <syshax-demo>}
+demo=${2:?usage: cli.sh <syshaxd> <syshax-demo>}
+here=$(dirname "$0")
+fails=0
+
+check() {	# check <what> <expected status> <command>...
+	local what=$1 want=$2 got
+	shift 2
+	"$@" >/dev/null 2>&1
+	got=$?
+	if [ "$got" -eq "$want" ]; then
+		echo "ok: $what"
+	else
+		echo "FAIL: $what: status $got, want $want"
+		fails=$((fails + 1))
+	fi
+}
+
+check "--help" 0 "$daemon" --help
+check "--version" 0 "$daemon" --version
+check "unknown option" 2 "$daemon" --frob
+check "bad value" 2 "$daemon" --engine-threads 0
+check "missing config file" 2 "$daemon" --config /nonexistent/syshaxd.conf
+check "default mode serves the demo" 0 \
+	"$here/../../scripts/with-syshaxd" "$daemon" -- "$demo"
+check "--userspace serves the demo" 0 \
+	"$here/../../scripts/with-syshaxd" "$daemon" --userspace -- "$demo"
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/syshaxd-cli.XXXXXX")
+
+# Settings from a config file reach the daemon.
+printf 'socket = %s/c.sock # from the file\nengine_threads = 2\n' "$dir" \
+	>"$dir/syshaxd.conf"
+"$daemon" --foreground --config "$dir/syshaxd.conf" 2>"$dir/conf.log" &
+pid=$!
+for _ in $(seq 100); do
+	grep -q "listening on" "$dir/conf.log" && break
+	sleep 0.1
+done
+check "config file: socket" 0 grep -q "listening on $dir/c.sock (2 engine threads)" \
+	"$dir/conf.log"
+check "config file: the demo runs" 0 env SYSHAX_DEVICE="$dir/c.sock" "$demo"
+kill -TERM "$pid"
+wait "$pid"
+
+# An engine-only daemon against a broker that then stops.
+"$daemon" --foreground --no-engine --socket "$dir/s" 2>"$dir/broker.log" &
+broker=$!
+for _ in $(seq 100); do
+	grep -q "listening on" "$dir/broker.log" && break
+	sleep 0.1
+done
+"$daemon" --foreground --engine-only --socket "$dir/s" 2>"$dir/engine.log" &
+engine=$!
+for _ in $(seq 100); do
+	grep -q "attached" "$dir/engine.log" && break
+	sleep 0.1
+done
+kill -TERM "$broker"
+wait "$broker"
+check "broker stops cleanly on SIGTERM" 0 test $? -eq 0
+wait "$engine"
+check "engine-only exits 1 when its broker goes" 0 test $? -eq 1
+rm -rf "$dir"
+
+[ "$fails" -eq 0 ] || { echo "cli.sh: $fails failed"; exit 1; }
+echo "cli.sh: all passed"
