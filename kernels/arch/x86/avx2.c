@@ -15,6 +15,8 @@
 #define INLINE static inline __attribute__((always_inline))
 /* Fully unroll the tile loops so accumulators stay in registers. */
 #define UNROLL _Pragma("GCC unroll 16")
+/* Bytes ahead of each weight stream to prefetch (see avx512.c). */
+#define SHXK_PREFETCH 2048
 
 /* ---- activations: bit-exact with shxk_act_q8_generic ---- */
 
@@ -116,7 +118,7 @@ INLINE float hsum256(__m256 v)
 INLINE void float_tile(const struct shxk_gemm_args *a, enum shxk_type t,
 		       size_t n, size_t i, const int R, const int MT)
 {
-	size_t k8 = a->k & ~(size_t)7;
+	size_t k8 = a->k & ~(size_t)7, es = t == SHXK_F32 ? 4 : 2;
 	__m256 acc[4][3];
 	float tail[4][3];
 
@@ -136,7 +138,10 @@ INLINE void float_tile(const struct shxk_gemm_args *a, enum shxk_type t,
 			x[u] = _mm256_loadu_ps((const float *)(a->act + (i + u) * a->astride) + e);
 		UNROLL
 		for (int r = 0; r < R; r++) {
-			__m256 w = load_w(t, a->w + (n + r) * a->wstride, e);
+			const uint8_t *row = a->w + (n + r) * a->wstride;
+			__m256 w = load_w(t, row, e);
+
+			_mm_prefetch((const char *)row + e * es + SHXK_PREFETCH, _MM_HINT_T0);
 
 			UNROLL
 			for (int u = 0; u < MT; u++)
@@ -251,6 +256,7 @@ INLINE void quant_tile(const struct shxk_gemm_args *a, int q4, size_t n,
 			float dw;
 			__m256i w;
 
+			_mm_prefetch((const char *)b + SHXK_PREFETCH, _MM_HINT_T0);
 			memcpy(&dh, b, 2);
 			dw = _cvtsh_ss(dh);
 			if (q4)
@@ -340,6 +346,9 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 		acc[0][u] = acc[1][u] = _mm256_setzero_ps();
 	for (size_t j = 0; j < a->k / SHXK_QK; j++, col += bs * SHXK_X8) {
 		__m128i sh = _mm_loadu_si128((const __m128i *)col);
+
+		for (size_t o = 0; o < bs * SHXK_X8; o += 64)
+			_mm_prefetch((const char *)col + SHXK_PREFETCH + o, _MM_HINT_T0);
 		/* Each row's scale duplicated into its lane pair. */
 		__m256 dw[2] = {
 			_mm256_cvtph_ps(_mm_unpacklo_epi16(sh, sh)),
