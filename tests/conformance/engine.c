@@ -63,6 +63,11 @@ int t_engine_start(void)
 
 	if (g_engine > 0)
 		return -EBUSY;
+	/* An engine context just closed (the suite's own) may still be
+	 * counted: "attached" below must mean the new one. */
+	ret = t_stats_until(no_engine, NULL, 5 * T_SEC);
+	if (ret)
+		return ret;
 	find_syshaxd(path, sizeof(path));
 	pid = fork();
 	if (pid < 0)
