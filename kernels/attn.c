@@ -18,57 +18,100 @@ static float kv_at(enum shxk_type t, const void *p, size_t i)
 	return ((const float *)p)[i];
 }
 
+float shxk_kv_dot_generic(enum shxk_type t, const float *q, const void *k,
+			  size_t n)
+{
+	float s = 0.0f;
+
+	for (size_t e = 0; e < n; e++)
+		s += q[e] * kv_at(t, k, e);
+	return s;
+}
+
+void shxk_kv_axpy_generic(enum shxk_type t, float *o, float c, float p,
+			  const void *v, size_t n)
+{
+	for (size_t e = 0; e < n; e++)
+		o[e] = o[e] * c + p * kv_at(t, v, e);
+}
+
+/* Query heads handled per pass over the context (stack state per head). */
+#define HEADS_PER_PASS 16
+
+/*
+ * Heads [hs, he), all reading kv head g: each K and V row is read once per
+ * pass and used by every head of the GQA group, so the KV traffic does not
+ * grow with the group size.
+ */
+static void attn_heads(const struct shxk_kv_cache *kv, const int32_t *block_table,
+		       const float *q, float scale, size_t c0, size_t c1,
+		       float *out, float *ml, size_t g, size_t hs, size_t he)
+{
+	const struct shxk_ops *ops = shxk_ops_current();
+	size_t hd = kv->head_dim, es = kv->type == SHXK_F32 ? 4 : 2;
+	float mx[HEADS_PER_PASS], l[HEADS_PER_PASS];
+
+	for (size_t h = hs; h < he; h++) {
+		mx[h - hs] = -INFINITY;
+		l[h - hs] = 0.0f;
+		for (size_t e = 0; e < hd; e++)
+			out[h * hd + e] = 0.0f;
+	}
+	for (size_t c = c0; c < c1; c++) {
+		size_t row = ((size_t)block_table[c / kv->block_size] *
+			      kv->block_size + c % kv->block_size) * kv->kv_heads + g;
+		const uint8_t *kr = (const uint8_t *)kv->k + row * hd * es;
+		const uint8_t *vr = (const uint8_t *)kv->v + row * hd * es;
+
+		for (size_t h = hs; h < he; h++) {
+			float s = ops->kv_dot(kv->type, q + h * hd, kr, hd) * scale;
+			float *m = &mx[h - hs], corr = 1.0f, p;
+
+			/* New max: rescale what was summed under the old one. */
+			if (s > *m) {
+				corr = expf(*m - s);
+				*m = s;
+			}
+			p = expf(s - *m);
+			l[h - hs] = l[h - hs] * corr + p;
+			ops->kv_axpy(kv->type, out + h * hd, corr, p, vr, hd);
+		}
+	}
+	for (size_t h = hs; h < he; h++) {
+		float *o = out + h * hd;
+
+		if (l[h - hs] > 0.0f)
+			for (size_t e = 0; e < hd; e++)
+				o[e] /= l[h - hs];
+		if (ml) {
+			ml[2 * h] = mx[h - hs];
+			ml[2 * h + 1] = l[h - hs];
+		}
+	}
+}
+
 int shxk_attn_decode(const struct shxk_kv_cache *kv, const int32_t *block_table,
 		     const float *q, size_t q_heads, float scale, size_t c0,
 		     size_t c1, float *out, float *ml, size_t h0, size_t h1)
 {
-	size_t hd = kv->head_dim, es, group;
+	size_t group;
 
 	if ((kv->type != SHXK_F32 && kv->type != SHXK_F16 &&
 	     kv->type != SHXK_BF16) || !kv->block_size || !kv->kv_heads ||
-	    !hd || q_heads % kv->kv_heads || c0 > c1 || h0 > h1 ||
+	    !kv->head_dim || q_heads % kv->kv_heads || c0 > c1 || h0 > h1 ||
 	    h1 > q_heads)
 		return -EINVAL;
-	es = kv->type == SHXK_F32 ? 4 : 2;
 	group = q_heads / kv->kv_heads;
-	for (size_t h = h0; h < h1; h++) {
-		const float *qh = q + h * hd;
-		float *o = out + h * hd;
-		float mx = -INFINITY, l = 0.0f;
+	for (size_t h = h0; h < h1;) {
+		size_t g = h / group;
+		size_t he = (g + 1) * group;
 
-		for (size_t e = 0; e < hd; e++)
-			o[e] = 0.0f;
-		for (size_t c = c0; c < c1; c++) {
-			size_t row = ((size_t)block_table[c / kv->block_size] *
-				      kv->block_size + c % kv->block_size) *
-				     kv->kv_heads + h / group;
-			const uint8_t *kr = (const uint8_t *)kv->k + row * hd * es;
-			const uint8_t *vr = (const uint8_t *)kv->v + row * hd * es;
-			float s = 0.0f, corr, p;
-
-			for (size_t e = 0; e < hd; e++)
-				s += qh[e] * kv_at(kv->type, kr, e);
-			s *= scale;
-			/* New max: rescale what was summed under the old one. */
-			if (s > mx) {
-				corr = expf(mx - s);
-				mx = s;
-				l *= corr;
-				for (size_t e = 0; e < hd; e++)
-					o[e] *= corr;
-			}
-			p = expf(s - mx);
-			l += p;
-			for (size_t e = 0; e < hd; e++)
-				o[e] += p * kv_at(kv->type, vr, e);
-		}
-		if (l > 0.0f)
-			for (size_t e = 0; e < hd; e++)
-				o[e] /= l;
-		if (ml) {
-			ml[2 * h] = mx;
-			ml[2 * h + 1] = l;
-		}
+		if (he > h1)
+			he = h1;
+		if (he > h + HEADS_PER_PASS)
+			he = h + HEADS_PER_PASS;
+		attn_heads(kv, block_table, q, scale, c0, c1, out, ml, g, h, he);
+		h = he;
 	}
 	return 0;
 }

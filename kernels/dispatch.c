@@ -8,6 +8,30 @@
 
 #include "internal.h"
 
+const struct shxk_ops shxk_ops_generic = {
+	.name = "generic",
+	.quant = {
+		[SHXK_F16] = shxk_quant_f16_generic,
+		[SHXK_BF16] = shxk_quant_bf16_generic,
+		[SHXK_Q8_0] = shxk_quant_q8_0_generic,
+		[SHXK_Q4_0] = shxk_quant_q4_0_generic,
+	},
+	.act_q8 = shxk_act_q8_generic,
+	.gemm = {
+		[SHXK_F32] = shxk_gemm_f32_generic,
+		[SHXK_F16] = shxk_gemm_f16_generic,
+		[SHXK_BF16] = shxk_gemm_bf16_generic,
+		[SHXK_Q8_0] = shxk_gemm_q8_0_generic,
+		[SHXK_Q4_0] = shxk_gemm_q4_0_generic,
+	},
+	.gemm_x8 = {
+		[SHXK_Q8_0] = shxk_gemm_x8_q8_0_generic,
+		[SHXK_Q4_0] = shxk_gemm_x8_q4_0_generic,
+	},
+	.kv_dot = shxk_kv_dot_generic,
+	.kv_axpy = shxk_kv_axpy_generic,
+};
+
 static const struct shxk_ops *g_ops = &shxk_ops_generic;
 static int g_init_err;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;

@@ -45,6 +45,11 @@ struct shxk_gemm_args {
 };
 
 typedef void (*shxk_gemm_fn)(const struct shxk_gemm_args *a);
+/* Attention rows: q . k and o = o * c + p * v, k and v of type t. */
+typedef float (*shxk_kv_dot_fn)(enum shxk_type t, const float *q,
+				const void *k, size_t n);
+typedef void (*shxk_kv_axpy_fn)(enum shxk_type t, float *o, float c, float p,
+				const void *v, size_t n);
 typedef void (*shxk_row_fn)(const float *x, void *y, size_t k);
 /* Quantizes nb blocks of x into an activation row's qs, d and s. */
 typedef void (*shxk_act_fn)(const float *x, int8_t *qs, float *d,
@@ -56,6 +61,8 @@ struct shxk_ops {
 	shxk_act_fn act_q8;
 	shxk_gemm_fn gemm[SHXK_NTYPES];	/* SHXK_LAYOUT_ROWS */
 	shxk_gemm_fn gemm_x8[SHXK_NTYPES]; /* SHXK_LAYOUT_X8 (Q8_0, Q4_0) */
+	shxk_kv_dot_fn kv_dot;
+	shxk_kv_axpy_fn kv_axpy;
 };
 
 extern const struct shxk_ops shxk_ops_generic;
@@ -99,6 +106,11 @@ void shxk_quant_q8_0_generic(const float *x, void *y, size_t k);
 void shxk_quant_q4_0_generic(const float *x, void *y, size_t k);
 void shxk_act_q8_generic(const float *x, int8_t *qs, float *d, int32_t *s,
 			 size_t nb);
+
+float shxk_kv_dot_generic(enum shxk_type t, const float *q, const void *k,
+			  size_t n);
+void shxk_kv_axpy_generic(enum shxk_type t, float *o, float c, float p,
+			  const void *v, size_t n);
 
 void shxk_gemm_f32_generic(const struct shxk_gemm_args *a);
 void shxk_gemm_f16_generic(const struct shxk_gemm_args *a);

@@ -432,8 +432,11 @@ static void t_attn_case(enum shxk_type t, size_t qh, size_t kvh, size_t hd,
 	for (size_t e = 0; e < qh * hd; e++)
 		q[e] = t_uni(1.5f);
 
+	/* Heads in two ranges; the cut may split a GQA group. */
 	CU_ASSERT_EQUAL(shxk_attn_decode(&kv, bt, q, qh, scale, 0, ctx, out,
-					 NULL, 0, qh), 0);
+					 NULL, 0, qh / 3), 0);
+	CU_ASSERT_EQUAL(shxk_attn_decode(&kv, bt, q, qh, scale, 0, ctx, out,
+					 NULL, qh / 3, qh), 0);
 	for (int p = 0; p < 3; p++)
 		CU_ASSERT_EQUAL(shxk_attn_decode(&kv, bt, q, qh, scale, cut[p],
 						 cut[p + 1], parts + p * qh * hd,
@@ -488,6 +491,7 @@ static void t_attn(void)
 	t_attn_case(SHXK_F16, 4, 4, 40, 7, 23);
 	t_attn_case(SHXK_BF16, 6, 1, 128, 32, 257);
 	t_attn_case(SHXK_F16, 2, 1, 8, 4, 1);
+	t_attn_case(SHXK_BF16, 40, 2, 24, 8, 50);	/* group > 16 heads */
 }
 
 static void t_attn_invalid(void)

@@ -116,6 +116,8 @@ const struct shxk_ops shxk_ops_i8mm##nrc = {				\
 		[SHXK_Q8_0] = gemm_x8_q8_0_##nrc,			\
 		[SHXK_Q4_0] = gemm_x8_q4_0_##nrc,			\
 	},								\
+	.kv_dot = shxk_kv_dot_neon,					\
+	.kv_axpy = shxk_kv_axpy_neon,					\
 };
 
 I8MM_GEMMS(2)

@@ -144,6 +144,34 @@ void shxk_gemm_bf16_neon(const struct shxk_gemm_args *a)
 	gemm_float(a, SHXK_BF16);
 }
 
+/* ---- attention rows ---- */
+
+float shxk_kv_dot_neon(enum shxk_type t, const float *q, const void *k,
+		       size_t n)
+{
+	size_t n4 = n & ~(size_t)3;
+	float32x4_t acc = vdupq_n_f32(0.0f);
+	float s = 0.0f;
+
+	for (size_t e = 0; e < n4; e += 4)
+		acc = vfmaq_f32(acc, load_w(t, k, e), vld1q_f32(q + e));
+	for (size_t e = n4; e < n; e++)
+		s += q[e] * load_w1(t, k, e);
+	return vaddvq_f32(acc) + s;
+}
+
+void shxk_kv_axpy_neon(enum shxk_type t, float *o, float c, float p,
+		       const void *v, size_t n)
+{
+	size_t n4 = n & ~(size_t)3;
+
+	for (size_t e = 0; e < n4; e += 4)
+		vst1q_f32(o + e, vfmaq_n_f32(vmulq_n_f32(vld1q_f32(o + e), c),
+					     load_w(t, v, e), p));
+	for (size_t e = n4; e < n; e++)
+		o[e] = o[e] * c + p * load_w1(t, v, e);
+}
+
 /* ---- Q8_0 / Q4_0 ---- */
 
 /* acc + four-element s8 dot products of w and x in each s32 lane. */
@@ -195,4 +223,6 @@ const struct shxk_ops shxk_ops_neon = {
 		[SHXK_Q8_0] = gemm_x8_q8_0,
 		[SHXK_Q4_0] = gemm_x8_q4_0,
 	},
+	.kv_dot = shxk_kv_dot_neon,
+	.kv_axpy = shxk_kv_axpy_neon,
 };

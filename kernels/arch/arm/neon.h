@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * NEON pieces the dotprod, i8mm and SVE tables share: activation
- * quantization, float GEMMs and the weight-block loaders for both layouts.
+ * quantization, float GEMMs, attention rows and the weight-block loader
+ * for both layouts.
  */
 #ifndef SHXK_ARM_NEON_H
 #define SHXK_ARM_NEON_H
@@ -20,6 +21,10 @@ void shxk_act_q8_neon(const float *x, int8_t *qs, float *d, int32_t *s,
 void shxk_gemm_f32_neon(const struct shxk_gemm_args *a);
 void shxk_gemm_f16_neon(const struct shxk_gemm_args *a);
 void shxk_gemm_bf16_neon(const struct shxk_gemm_args *a);
+float shxk_kv_dot_neon(enum shxk_type t, const float *q, const void *k,
+		       size_t n);
+void shxk_kv_axpy_neon(enum shxk_type t, float *o, float c, float p,
+		       const void *v, size_t n);
 
 /*
  * Row n's block j as signed quants in element order (Q4_0 minus 8) and its

@@ -203,6 +203,34 @@ static void gemm_bf16(const struct shxk_gemm_args *a)
 	gemm_float(a, SHXK_BF16);
 }
 
+/* ---- attention rows ---- */
+
+static float kv_dot(enum shxk_type t, const float *q, const void *k, size_t n)
+{
+	size_t n8 = n & ~(size_t)7;
+	__m256 acc = _mm256_setzero_ps();
+	float s = 0.0f;
+
+	for (size_t e = 0; e < n8; e += 8)
+		acc = _mm256_fmadd_ps(load_w(t, k, e), _mm256_loadu_ps(q + e), acc);
+	for (size_t e = n8; e < n; e++)
+		s += q[e] * load_w1(t, k, e);
+	return hsum256(acc) + s;
+}
+
+static void kv_axpy(enum shxk_type t, float *o, float c, float p,
+		    const void *v, size_t n)
+{
+	size_t n8 = n & ~(size_t)7;
+	__m256 vc = _mm256_set1_ps(c), vp = _mm256_set1_ps(p);
+
+	for (size_t e = 0; e < n8; e += 8)
+		_mm256_storeu_ps(o + e, _mm256_fmadd_ps(_mm256_loadu_ps(o + e), vc,
+					_mm256_mul_ps(vp, load_w(t, v, e))));
+	for (size_t e = n8; e < n; e++)
+		o[e] = o[e] * c + p * load_w1(t, v, e);
+}
+
 /* ---- Q8_0 / Q4_0, row-major ---- */
 
 /* Sum of u8 x s8 products in each 32-bit lane. */
@@ -452,4 +480,6 @@ const struct shxk_ops shxk_ops_avx2 = {
 		[SHXK_Q8_0] = gemm_x8_q8_0,
 		[SHXK_Q4_0] = gemm_x8_q4_0,
 	},
+	.kv_dot = kv_dot,
+	.kv_axpy = kv_axpy,
 };

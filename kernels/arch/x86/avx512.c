@@ -145,6 +145,35 @@ static void gemm_bf16(const struct shxk_gemm_args *a)
 	gemm_float(a, SHXK_BF16);
 }
 
+/* ---- attention rows ---- */
+
+static float kv_dot(enum shxk_type t, const float *q, const void *k, size_t n)
+{
+	__m512 acc = _mm512_setzero_ps();
+
+	for (size_t e = 0; e < n; e += 16) {
+		__mmask16 m = n - e >= 16 ? 0xffff : (__mmask16)((1u << (n - e)) - 1);
+
+		acc = _mm512_fmadd_ps(load_w(t, k, e, m), _mm512_maskz_loadu_ps(m, q + e),
+				      acc);
+	}
+	return _mm512_reduce_add_ps(acc);
+}
+
+static void kv_axpy(enum shxk_type t, float *o, float c, float p,
+		    const void *v, size_t n)
+{
+	__m512 vc = _mm512_set1_ps(c), vp = _mm512_set1_ps(p);
+
+	for (size_t e = 0; e < n; e += 16) {
+		__mmask16 m = n - e >= 16 ? 0xffff : (__mmask16)((1u << (n - e)) - 1);
+		__m512 r = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, o + e), vc,
+					   _mm512_mul_ps(vp, load_w(t, v, e, m)));
+
+		_mm512_mask_storeu_ps(o + e, m, r);
+	}
+}
+
 /* ---- Q8_0 / Q4_0, row-major ---- */
 
 INLINE float hsum256(__m256 v)
@@ -391,4 +420,6 @@ const struct shxk_ops shxk_ops_avx512 = {
 		[SHXK_Q8_0] = gemm_x8_q8_0,
 		[SHXK_Q4_0] = gemm_x8_q4_0,
 	},
+	.kv_dot = kv_dot,
+	.kv_axpy = kv_axpy,
 };
