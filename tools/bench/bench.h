@@ -23,12 +23,12 @@ uint64_t bench_now_ns(void);
 double bench_median(double *v, size_t n);
 
 /*
- * Calls call(arg) twice to warm up, then times one call at a time until
- * at least @budget_s seconds and BENCH_MIN_REPS calls have passed; *sec
- * gets the median. A call advances its own weight rotation. Returns the
- * first error a call returns.
+ * Calls call(arg) once to warm up (page tables, JIT, thread wake-up), then
+ * times one call at a time until at least @budget_s seconds and
+ * BENCH_MIN_REPS calls have passed; *sec gets the median. A call advances
+ * its own weight rotation. Returns the first error a call returns.
  */
-#define BENCH_MIN_REPS 5
+#define BENCH_MIN_REPS 3
 /*
  * A case is timed in this many rounds, taking turns with its peers, and
  * the lowest round median counts: a burst of other load on a shared

@@ -269,7 +269,7 @@ static void print_targets(const struct run *r)
 		if (w == 0)
 			printf("  %-56s not measured\n", t->name);
 		else
-			printf("  %-56s %7.2f%s %-6s (%s)\n", t->name, w,
+			printf("  %-56s %7.3f%s %-6s (%s)\n", t->name, w,
 			       t->metric == M_PCT_BW ? "%" : "x",
 			       w >= t->min ? "MET" : "MISSED", where);
 	}

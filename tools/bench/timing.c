@@ -37,13 +37,12 @@ int bench_time_calls(bench_call call, void *arg, double budget_s,
 {
 	double *t, spent = 0;
 	size_t n = 0;
-	int err = 0, i;
+	int err;
 
 	t = malloc(MAX_REPS * sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	for (i = 0; i < 2 && !err; i++)
-		err = call(arg);
+	err = call(arg);
 	while (!err && n < MAX_REPS &&
 	       (n < BENCH_MIN_REPS || spent < budget_s)) {
 		uint64_t t0 = bench_now_ns();
