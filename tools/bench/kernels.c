@@ -258,6 +258,41 @@ static void open_peers(struct run *r, struct ggml_peer **gp,
 	}
 }
 
+/* Other load changes every figure: the report states it. */
+static double load_average(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
+static void describe_machine(struct run *r)
+{
+	char line[256];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	snprintf(r->cpu_model, sizeof(r->cpu_model), "unknown CPU");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *v = strchr(line, ':');
+
+		if (v && !strncmp(line, "model name", 10)) {
+			v += strspn(v + 1, " ") + 1;
+			v[strcspn(v, "\n\"\\")] = 0;
+			snprintf(r->cpu_model, sizeof(r->cpu_model), "%s", v);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	r->load[0] = load_average();
+}
+
 /* Deterministic weights in [-1, 1): a 32-bit xorshift per element. */
 static float *make_weights(const struct shape *s)
 {
@@ -409,6 +444,7 @@ int bench_kernels_main(int argc, char **argv)
 		return 1;
 	measure_limits(&r, 0);
 	open_peers(&r, &gp, &dp);
+	describe_machine(&r);
 	for (int si = 0; si < r.o.nshapes; si++) {
 		const struct shape *s = &r.o.shapes[si];
 		float *w = make_weights(s);
@@ -427,6 +463,7 @@ int bench_kernels_main(int argc, char **argv)
 	if (r.o.attn)
 		measure_attn(&r);
 	measure_limits(&r, 1);
+	r.load[1] = load_average();
 	if (r.o.json)
 		kernels_print_json(&r);
 	else

@@ -50,6 +50,8 @@ struct run {
 	struct opts o;
 	const char *isa, *ggml_variant, *dnnl_version;
 	char ggml_note[128], dnnl_note[128];
+	char cpu_model[128];
+	double load[2];		/* 1-minute load average at start and end */
 	struct limits lim[MAX_LIST];
 	struct gemm_row *rows;
 	size_t nrows;

@@ -54,8 +54,10 @@ static void print_header(const struct run *r)
 {
 	const struct opts *o = &r->o;
 
-	printf("syshax-bench kernels: isa %s, %d CPUs, q4_0/q8_0 layout %s, "
-	       "weights %s\n", r->isa, bench_ncpus(), o->x8 ? "x8" : "rows",
+	printf("syshax-bench kernels: %s, %d CPUs, load %.2f -> %.2f\n"
+	       "kernels isa %s, q4_0/q8_0 layout %s, weights %s\n",
+	       r->cpu_model, bench_ncpus(), r->load[0], r->load[1], r->isa,
+	       o->x8 ? "x8" : "rows",
 	       o->warm ? "rotated (>= 512 MiB), warm = one copy" :
 			 "rotated (>= 512 MiB)");
 	printf("ggml:   %s\n", r->ggml_variant ? r->ggml_variant : r->ggml_note);
@@ -302,6 +304,8 @@ void kernels_print_json(const struct run *r)
 	size_t i;
 
 	printf("{\"machine\": {");
+	jstr("cpu", r->cpu_model, 0);
+	printf("\"load\": [%.2f, %.2f], ", r->load[0], r->load[1]);
 	jstr("isa", r->isa, 0);
 	printf("\"cpus\": %d, \"rotate_bytes\": %llu, ", bench_ncpus(),
 	       BENCH_ROTATE_BYTES);
