@@ -221,6 +221,28 @@ static void t_gemm_shapes(void)
 	printf("\n  %d gemm cases, %d bad\n", g_cases, g_bad);
 }
 
+/* Random shapes, types and layouts (fixed seed: failures reproduce). */
+static void t_gemm_random(void)
+{
+	int before = g_bad;
+
+	for (int c = 0; c < 40; c++) {
+		int wt = (int)(t_rand() % SHXK_NTYPES);
+		int q = wt == SHXK_Q8_0 || wt == SHXK_Q4_0;
+		struct t_gemm g = {
+			.wt = wt,
+			.layout = q ? (enum shxk_layout)(t_rand() % 2) : SHXK_LAYOUT_ROWS,
+			.xt = (enum shxk_type)(t_rand() % 3),
+			.yt = (enum shxk_type)(t_rand() % 3),
+			.m = 1 + t_rand() % 40, .n = 1 + t_rand() % 70,
+			.k = q ? SHXK_QK * (1 + t_rand() % 20) : 1 + t_rand() % 700,
+		};
+
+		t_gemm_case(&g);
+	}
+	CU_ASSERT_EQUAL(g_bad, before);
+}
+
 /* The largest batch and a big K, once per weight type. */
 static void t_gemm_large(void)
 {
@@ -523,6 +545,7 @@ int main(void)
 	printf("kernels_ut: ISA %s\n", shxk_isa_name());
 	s = CU_add_suite("kernels", NULL, NULL);
 	CU_add_test(s, "gemm_shapes", t_gemm_shapes);
+	CU_add_test(s, "gemm_random", t_gemm_random);
 	CU_add_test(s, "gemm_large", t_gemm_large);
 	CU_add_test(s, "repack_layout", t_repack_layout);
 	CU_add_test(s, "gemm_invalid", t_gemm_invalid);
