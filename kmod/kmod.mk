@@ -1,14 +1,18 @@
 # kmod/: the module's files installed besides syshax.ko itself (make kmod
-# builds it; DKMS installs it): the udev rule, and the DKMS source tree.
+# builds it; DKMS installs it): the udev rule, the device's man page, and
+# the DKMS source tree.
 UDEVDIR	?= /lib/udev
 KMOD_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 KMOD_SRC := Kbuild dkms.conf $(wildcard kmod/*.[ch] uapi/*.h broker/*.h)
 
-INSTALLS += install-udev install-dkms-src
-.PHONY: install-udev install-dkms-src
+INSTALLS += install-udev install-man4 install-dkms-src
+.PHONY: install-udev install-man4 install-dkms-src
 
 install-udev:
 	install -D -m 0644 kmod/60-syshax.rules $(DESTDIR)$(UDEVDIR)/rules.d/60-syshax.rules
+
+install-man4:
+	install -D -m 0644 docs/man/syshax.4 $(DESTDIR)$(PREFIX)/share/man/man4/syshax.4
 
 # Then: dkms install syshax/$(KMOD_VERSION)
 install-dkms-src:
