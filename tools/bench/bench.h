@@ -75,7 +75,7 @@ int bench_ncpus(void);
 
 /* ---- machine limits (machine.c) ---- */
 
-/* Streaming read bandwidth in GB/s over a buffer of >= 1 GiB. */
+/* Streaming read bandwidth in GB/s over a buffer of >= 1 GiB (best pass). */
 int bench_read_bw(int nthr, double *gbps);
 /*
  * Integer dot-product peak (GOPS, a multiply-add counts 2) of a

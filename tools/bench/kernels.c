@@ -208,8 +208,9 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 /* ---- measuring ---- */
 
 /*
- * Run before and after the kernels: other load on the machine lowers a
- * limit, and a limit measured too low would flatter every "%" column.
+ * Run before, between the shapes and after the kernels, keeping the
+ * highest figure: other load on the machine lowers a limit, and a limit
+ * measured too low would flatter every "%" column.
  */
 static void measure_limits(struct run *r, int again)
 {
@@ -455,6 +456,8 @@ int bench_kernels_main(int argc, char **argv)
 			failed = 1;
 			break;
 		}
+		if (si)
+			measure_limits(&r, 1);
 		measure_dnnl(&r, dp, s, dt);
 		for (int ti = 0; ti < r.o.ntypes; ti++)
 			measure_type(&r, gp, s, r.o.types[ti], w, dt);

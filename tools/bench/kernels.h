@@ -24,7 +24,7 @@ struct opts {
 	int ms[MAX_LIST], thr[MAX_LIST];
 };
 
-/* Measured before and after the kernels; the higher figure counts. */
+/* Measured several times in a run; the highest figure counts. */
 struct limits {
 	int nthr, bw_err, dot_err;
 	double bw, dot, bw_first, dot_first;

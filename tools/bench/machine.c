@@ -2,7 +2,9 @@
 /*
  * The machine's limits, measured in the same run as the kernels so that
  * every "% of" column is relative to what this machine does right now:
- * streaming read bandwidth and the integer dot-product peak.
+ * streaming read bandwidth and the integer dot-product peak. A limit is
+ * the best pass (as STREAM reports it): what the machine can do, which
+ * other load on a shared machine only ever lowers.
  */
 #include <errno.h>
 #include <string.h>
@@ -20,6 +22,15 @@
 #define READ_PASSES	7
 #define DOT_ITERS	(1u << 18)
 #define DOT_PASSES	7
+
+static double best(const double *t, int n)
+{
+	double b = t[0];
+
+	for (int i = 1; i < n; i++)
+		b = t[i] < b ? t[i] : b;
+	return b;
+}
 
 /* ---- read bandwidth ---- */
 
@@ -113,7 +124,7 @@ int bench_read_bw(int nthr, double *gbps)
 		t[i] = (double)(bench_now_ns() - t0) * 1e-9;
 	}
 	bench_team_free(team);
-	*gbps = (double)READ_BYTES / bench_median(t, READ_PASSES) * 1e-9;
+	*gbps = (double)READ_BYTES / best(t, READ_PASSES) * 1e-9;
 out:
 	bench_free((void *)job.buf, READ_BYTES);
 	return err;
@@ -252,6 +263,6 @@ int bench_dot_peak(int nthr, double *gops, const char **isa)
 	}
 	bench_team_free(team);
 	*gops = ops_per_insn * DOT_ACC * DOT_ITERS * nthr /
-		bench_median(t, DOT_PASSES) * 1e-9;
+		best(t, DOT_PASSES) * 1e-9;
 	return 0;
 }
