@@ -19,3 +19,15 @@ install-dkms-src:
 	for f in $(KMOD_SRC); do \
 		install -D -m 0644 $$f $(DESTDIR)/usr/src/syshax-$(KMOD_VERSION)/$$f || exit 1; \
 	done
+
+# modinfo must show what an operator looks for (make check builds the module).
+CHECKS += kmod-modinfo-check
+.PHONY: kmod-modinfo-check
+kmod-modinfo-check: kmod
+	@export PATH=$$PATH:/sbin:/usr/sbin; \
+	for f in version license description; do \
+		[ -n "$$(modinfo -F $$f syshax.ko)" ] || { echo "kmod-modinfo-check: no $$f" >&2; exit 1; }; \
+	done; \
+	modinfo -F parm syshax.ko | grep -q '^max_pinned_mb:.*default' || \
+		{ echo "kmod-modinfo-check: max_pinned_mb lacks a described default" >&2; exit 1; }; \
+	echo "kmod-modinfo-check: version $$(modinfo -F version syshax.ko), $$(modinfo -F parm syshax.ko | wc -l) parameters"
