@@ -713,6 +713,72 @@ static void t_engine_privilege(void)
 
 static volatile sig_atomic_t g_stop2;
 
+static void *t_broker2_main(void *arg);
+
+/* As a user, with the default paths: the broker and the library agree on
+ * $XDG_RUNTIME_DIR/syshax/syshaxd.sock; without that variable both say
+ * -ENOENT. */
+static int t_user_defaults(const char *xdg)
+{
+	struct shxd_broker_conf c = { .socket_path = NULL };
+	struct syshax_open_opts o = { .backend = SYSHAX_BACKEND_DAEMON };
+	char want[256];
+	struct shxd_broker *b;
+	struct syshax *sh;
+	pthread_t th;
+	int ret;
+
+	if (setgid(65534) || setuid(65534))
+		return 10;
+	unsetenv("XDG_RUNTIME_DIR");
+	if (shxd_broker_create(&c, &b) != -ENOENT ||
+	    syshax_open(&sh, &o) != -ENOENT)
+		return 11;
+	setenv("XDG_RUNTIME_DIR", xdg, 1);
+	snprintf(want, sizeof(want), "%s/syshax/syshaxd.sock", xdg);
+	if (shxd_broker_create(&c, &b))
+		return 12;
+	if (strcmp(shxd_broker_path(b), want))
+		return 13;
+	g_stop2 = 0;
+	pthread_create(&th, NULL, t_broker2_main, b);
+	ret = syshax_open(&sh, &o);
+	if (!ret)
+		syshax_close(sh);
+	g_stop2 = 1;
+	pthread_join(th, NULL);
+	shxd_broker_destroy(b);
+	return ret ? 14 : 0;
+}
+
+static void t_defaults(void)
+{
+	char xdg[200];
+	int status = -1;
+	pid_t pid;
+
+	if (geteuid()) {
+		printf("\n  SKIP: needs root to become another user ");
+		return;
+	}
+	snprintf(xdg, sizeof(xdg), "%s/xdg", g_dir);
+	CU_ASSERT_EQUAL_FATAL(chmod(g_dir, 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(mkdir(xdg, 0700), 0);
+	CU_ASSERT_EQUAL_FATAL(chown(xdg, 65534, 65534), 0);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (!pid)
+		_exit(t_user_defaults(xdg));
+	waitpid(pid, &status, 0);
+	if (status)
+		printf("\n  child (as nobody) ended with status %#x ", status);
+	CU_ASSERT_EQUAL(status, 0);
+	strcat(xdg, "/syshax");
+	CU_ASSERT_EQUAL(rmdir(xdg), 0);	/* created by the broker, now empty */
+	*strrchr(xdg, '/') = 0;
+	rmdir(xdg);
+}
+
 static int64_t t_now_ns(void)
 {
 	struct timespec ts;
@@ -745,6 +811,7 @@ static void t_broker_gone(void)
 	c.socket_path = path;
 	o.path = path;
 	CU_ASSERT_EQUAL_FATAL(shxd_broker_create(&c, &b), 0);
+	g_stop2 = 0;
 	pthread_create(&th, NULL, t_broker2_main, b);
 	CU_ASSERT_EQUAL_FATAL(syshax_open(&sh, &o), 0);
 	g_stop2 = 1;
@@ -783,6 +850,7 @@ int main(void)
 	CU_add_test(s, "malformed requests", t_malformed);
 	CU_add_test(s, "engines need privilege: -EPERM", t_engine_privilege);
 	CU_add_test(s, "broker gone: -EPIPE", t_broker_gone);
+	CU_add_test(s, "default socket path of a user", t_defaults);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
