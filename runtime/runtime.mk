@@ -73,7 +73,7 @@ $(SHRT_UTS:%=%.o): CPPFLAGS_tests += -I$(CURDIR)/runtime/include
 
 .PHONY: check-runtime
 check-runtime: $(SHRT_UTS)
-	@for t in $(SHRT_UTS); do $$t || exit 1; done
+	@for t in $(SHRT_UTS); do timeout 120 $$t || exit 1; done
 
 ALL	+= $(SHRT_UTS)
 CHECKS	+= check-runtime

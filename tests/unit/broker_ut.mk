@@ -12,7 +12,7 @@ $(B)/tests/unit/broker_ut.o: CPPFLAGS_tests += -I$(CURDIR)/daemon \
 
 .PHONY: check-broker
 check-broker: $(SHXD_BROKER_UT)
-	$(SHXD_BROKER_UT)
+	timeout 300 $(SHXD_BROKER_UT)
 
 ALL	+= $(SHXD_BROKER_UT)
 CHECKS	+= check-broker
