@@ -28,20 +28,29 @@ float shxk_kv_dot_generic(enum shxk_type t, const float *q, const void *k,
 	return s;
 }
 
-void shxk_kv_axpy_generic(enum shxk_type t, float *o, float c, float p,
-			  const void *v, size_t n)
+void shxk_kv_axpy_generic(enum shxk_type t, float *o, float c,
+			  const float *p, const void *const *v, size_t nr,
+			  size_t n)
 {
-	for (size_t e = 0; e < n; e++)
-		o[e] = o[e] * c + p * kv_at(t, v, e);
+	for (size_t e = 0; e < n; e++) {
+		float acc = o[e] * c;
+
+		for (size_t r = 0; r < nr; r++)
+			acc += p[r] * kv_at(t, v[r], e);
+		o[e] = acc;
+	}
 }
 
 /* Query heads handled per pass over the context (stack state per head). */
 #define HEADS_PER_PASS 16
+/* Context positions per softmax step: one max update and one rescale of
+ * the output per chunk rather than per position. */
+#define CHUNK 16
 
 /*
  * Heads [hs, he), all reading kv head g: each K and V row is read once per
- * pass and used by every head of the GQA group, so the KV traffic does not
- * grow with the group size.
+ * pass and used by every head of the GQA group (from L1 after the first),
+ * so the KV traffic does not grow with the group size.
  */
 static void attn_heads(const struct shxk_kv_cache *kv, const int32_t *block_table,
 		       const float *q, float scale, size_t c0, size_t c1,
@@ -57,24 +66,37 @@ static void attn_heads(const struct shxk_kv_cache *kv, const int32_t *block_tabl
 		for (size_t e = 0; e < hd; e++)
 			out[h * hd + e] = 0.0f;
 	}
-	for (size_t c = c0; c < c1; c++) {
-		size_t row = ((size_t)block_table[c / kv->block_size] *
-			      kv->block_size + c % kv->block_size) * kv->kv_heads + g;
-		const uint8_t *kr = (const uint8_t *)kv->k + row * hd * es;
-		const uint8_t *vr = (const uint8_t *)kv->v + row * hd * es;
+	for (size_t c = c0; c < c1; c += CHUNK) {
+		size_t nr = c1 - c < CHUNK ? c1 - c : CHUNK;
+		const void *kr[CHUNK], *vr[CHUNK];
 
+		for (size_t r = 0; r < nr; r++) {
+			size_t pos = c + r;
+			size_t row = ((size_t)block_table[pos / kv->block_size] *
+				      kv->block_size + pos % kv->block_size) *
+				     kv->kv_heads + g;
+
+			kr[r] = (const uint8_t *)kv->k + row * hd * es;
+			vr[r] = (const uint8_t *)kv->v + row * hd * es;
+		}
 		for (size_t h = hs; h < he; h++) {
-			float s = ops->kv_dot(kv->type, q + h * hd, kr, hd) * scale;
-			float *m = &mx[h - hs], corr = 1.0f, p;
+			float s[CHUNK], *m = &mx[h - hs], top = *m, corr = 1.0f, sum = 0.0f;
 
-			/* New max: rescale what was summed under the old one. */
-			if (s > *m) {
-				corr = expf(*m - s);
-				*m = s;
+			for (size_t r = 0; r < nr; r++) {
+				s[r] = ops->kv_dot(kv->type, q + h * hd, kr[r], hd) * scale;
+				top = fmaxf(top, s[r]);
 			}
-			p = expf(s - *m);
-			l[h - hs] = l[h - hs] * corr + p;
-			ops->kv_axpy(kv->type, out + h * hd, corr, p, vr, hd);
+			/* New max: rescale what was summed under the old one. */
+			if (top > *m) {
+				corr = expf(*m - top);
+				*m = top;
+			}
+			for (size_t r = 0; r < nr; r++) {
+				s[r] = expf(s[r] - top);
+				sum += s[r];
+			}
+			l[h - hs] = l[h - hs] * corr + sum;
+			ops->kv_axpy(kv->type, out + h * hd, corr, s, vr, nr, hd);
 		}
 	}
 	for (size_t h = hs; h < he; h++) {

@@ -45,11 +45,15 @@ struct shxk_gemm_args {
 };
 
 typedef void (*shxk_gemm_fn)(const struct shxk_gemm_args *a);
-/* Attention rows: q . k and o = o * c + p * v, k and v of type t. */
+/*
+ * Attention rows of n values, k and v of type t: q . k, and o = o * c +
+ * sum_r p[r] * v[r] over nr rows (o is read and written once for them all).
+ */
 typedef float (*shxk_kv_dot_fn)(enum shxk_type t, const float *q,
 				const void *k, size_t n);
-typedef void (*shxk_kv_axpy_fn)(enum shxk_type t, float *o, float c, float p,
-				const void *v, size_t n);
+typedef void (*shxk_kv_axpy_fn)(enum shxk_type t, float *o, float c,
+				const float *p, const void *const *v,
+				size_t nr, size_t n);
 typedef void (*shxk_row_fn)(const float *x, void *y, size_t k);
 /* Quantizes nb blocks of x into an activation row's qs, d and s. */
 typedef void (*shxk_act_fn)(const float *x, int8_t *qs, float *d,
@@ -109,8 +113,9 @@ void shxk_act_q8_generic(const float *x, int8_t *qs, float *d, int32_t *s,
 
 float shxk_kv_dot_generic(enum shxk_type t, const float *q, const void *k,
 			  size_t n);
-void shxk_kv_axpy_generic(enum shxk_type t, float *o, float c, float p,
-			  const void *v, size_t n);
+void shxk_kv_axpy_generic(enum shxk_type t, float *o, float c,
+			  const float *p, const void *const *v, size_t nr,
+			  size_t n);
 
 void shxk_gemm_f32_generic(const struct shxk_gemm_args *a);
 void shxk_gemm_f16_generic(const struct shxk_gemm_args *a);

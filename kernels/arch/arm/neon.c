@@ -160,16 +160,25 @@ float shxk_kv_dot_neon(enum shxk_type t, const float *q, const void *k,
 	return vaddvq_f32(acc) + s;
 }
 
-void shxk_kv_axpy_neon(enum shxk_type t, float *o, float c, float p,
-		       const void *v, size_t n)
+void shxk_kv_axpy_neon(enum shxk_type t, float *o, float c, const float *p,
+		       const void *const *v, size_t nr, size_t n)
 {
 	size_t n4 = n & ~(size_t)3;
 
-	for (size_t e = 0; e < n4; e += 4)
-		vst1q_f32(o + e, vfmaq_n_f32(vmulq_n_f32(vld1q_f32(o + e), c),
-					     load_w(t, v, e), p));
-	for (size_t e = n4; e < n; e++)
-		o[e] = o[e] * c + p * load_w1(t, v, e);
+	for (size_t e = 0; e < n4; e += 4) {
+		float32x4_t acc = vmulq_n_f32(vld1q_f32(o + e), c);
+
+		for (size_t r = 0; r < nr; r++)
+			acc = vfmaq_n_f32(acc, load_w(t, v[r], e), p[r]);
+		vst1q_f32(o + e, acc);
+	}
+	for (size_t e = n4; e < n; e++) {
+		float acc = o[e] * c;
+
+		for (size_t r = 0; r < nr; r++)
+			acc += p[r] * load_w1(t, v[r], e);
+		o[e] = acc;
+	}
 }
 
 /* ---- Q8_0 / Q4_0 ---- */

@@ -23,8 +23,8 @@ void shxk_gemm_f16_neon(const struct shxk_gemm_args *a);
 void shxk_gemm_bf16_neon(const struct shxk_gemm_args *a);
 float shxk_kv_dot_neon(enum shxk_type t, const float *q, const void *k,
 		       size_t n);
-void shxk_kv_axpy_neon(enum shxk_type t, float *o, float c, float p,
-		       const void *v, size_t n);
+void shxk_kv_axpy_neon(enum shxk_type t, float *o, float c, const float *p,
+		       const void *const *v, size_t nr, size_t n);
 
 /*
  * Row n's block j as signed quants in element order (Q4_0 minus 8) and its

@@ -218,17 +218,25 @@ static float kv_dot(enum shxk_type t, const float *q, const void *k, size_t n)
 	return hsum256(acc) + s;
 }
 
-static void kv_axpy(enum shxk_type t, float *o, float c, float p,
-		    const void *v, size_t n)
+static void kv_axpy(enum shxk_type t, float *o, float c, const float *p,
+		    const void *const *v, size_t nr, size_t n)
 {
 	size_t n8 = n & ~(size_t)7;
-	__m256 vc = _mm256_set1_ps(c), vp = _mm256_set1_ps(p);
 
-	for (size_t e = 0; e < n8; e += 8)
-		_mm256_storeu_ps(o + e, _mm256_fmadd_ps(_mm256_loadu_ps(o + e), vc,
-					_mm256_mul_ps(vp, load_w(t, v, e))));
-	for (size_t e = n8; e < n; e++)
-		o[e] = o[e] * c + p * load_w1(t, v, e);
+	for (size_t e = 0; e < n8; e += 8) {
+		__m256 acc = _mm256_mul_ps(_mm256_loadu_ps(o + e), _mm256_set1_ps(c));
+
+		for (size_t r = 0; r < nr; r++)
+			acc = _mm256_fmadd_ps(_mm256_set1_ps(p[r]), load_w(t, v[r], e), acc);
+		_mm256_storeu_ps(o + e, acc);
+	}
+	for (size_t e = n8; e < n; e++) {
+		float acc = o[e] * c;
+
+		for (size_t r = 0; r < nr; r++)
+			acc += p[r] * load_w1(t, v[r], e);
+		o[e] = acc;
+	}
 }
 
 /* ---- Q8_0 / Q4_0, row-major ---- */

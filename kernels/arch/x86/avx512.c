@@ -160,17 +160,17 @@ static float kv_dot(enum shxk_type t, const float *q, const void *k, size_t n)
 	return _mm512_reduce_add_ps(acc);
 }
 
-static void kv_axpy(enum shxk_type t, float *o, float c, float p,
-		    const void *v, size_t n)
+static void kv_axpy(enum shxk_type t, float *o, float c, const float *p,
+		    const void *const *v, size_t nr, size_t n)
 {
-	__m512 vc = _mm512_set1_ps(c), vp = _mm512_set1_ps(p);
-
 	for (size_t e = 0; e < n; e += 16) {
 		__mmask16 m = n - e >= 16 ? 0xffff : (__mmask16)((1u << (n - e)) - 1);
-		__m512 r = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, o + e), vc,
-					   _mm512_mul_ps(vp, load_w(t, v, e, m)));
+		__m512 acc = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, o + e),
+					   _mm512_set1_ps(c));
 
-		_mm512_mask_storeu_ps(o + e, m, r);
+		for (size_t r = 0; r < nr; r++)
+			acc = _mm512_fmadd_ps(_mm512_set1_ps(p[r]), load_w(t, v[r], e, m), acc);
+		_mm512_mask_storeu_ps(o + e, m, acc);
 	}
 }
 
