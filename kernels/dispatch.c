@@ -4,6 +4,7 @@
  * arch's cpu-feats.c reports. Later calls return the first call's result.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -32,7 +33,8 @@ const struct shxk_ops shxk_ops_generic = {
 	.kv_axpy = shxk_kv_axpy_generic,
 };
 
-static const struct shxk_ops *g_ops = &shxk_ops_generic;
+/* Atomic: a thread that skipped shxk_init() still reads a whole pointer. */
+static _Atomic(const struct shxk_ops *) g_ops = &shxk_ops_generic;
 static int g_init_err;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -45,7 +47,7 @@ static void init_once(void)
 		want = NULL;
 	ops = shxk_cpu_select(want, &g_init_err);
 	if (ops)
-		g_ops = ops;
+		atomic_store_explicit(&g_ops, ops, memory_order_release);
 }
 
 int shxk_init(void)
@@ -56,10 +58,10 @@ int shxk_init(void)
 
 const char *shxk_isa_name(void)
 {
-	return g_ops->name;
+	return shxk_ops_current()->name;
 }
 
 const struct shxk_ops *shxk_ops_current(void)
 {
-	return g_ops;
+	return atomic_load_explicit(&g_ops, memory_order_acquire);
 }
