@@ -33,7 +33,7 @@ static u32 syshax_next_id;
 
 static struct syshax_buf *syshax_buf_new(u32 kind, u64 size)
 {
-	struct syshax_buf *buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	struct syshax_buf *buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
 
 	if (!buf)
 		return NULL;
@@ -94,7 +94,7 @@ static int syshax_buf_add(struct syshax_buf *buf, struct page *page,
 		unsigned int ncap = *cap ? *cap * 2 : 16;
 		struct syshax_chunk *n;
 
-		n = kvmalloc_array(ncap, sizeof(*n), GFP_KERNEL);
+		n = kvmalloc_array(ncap, sizeof(*n), GFP_KERNEL_ACCOUNT);
 		if (!n)
 			return -ENOMEM;
 		if (buf->nr_chunks)
@@ -172,13 +172,14 @@ static bool syshax_size_ok(u64 size)
  * One piece of at most 2^*order pages: on the node first, then (when
  * allowed) anywhere; at smaller orders only when allowed. Once the node has
  * failed, *remote is set and later pieces go straight to the other nodes.
- * __GFP_RETRY_MAYFAIL: fail the call rather than OOM-kill for pinned memory.
+ * The pages are charged to the caller's memory cgroup; __GFP_RETRY_MAYFAIL:
+ * fail the call rather than OOM-kill for pinned memory.
  */
 static struct page *syshax_alloc_piece(int nid, u32 flags, unsigned int *order,
 				       bool *remote)
 {
-	const gfp_t gfp = GFP_KERNEL | __GFP_COMP | __GFP_NOWARN | __GFP_ZERO |
-			  __GFP_RETRY_MAYFAIL;
+	const gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_COMP | __GFP_NOWARN |
+			  __GFP_ZERO | __GFP_RETRY_MAYFAIL;
 	unsigned int min_order = flags & SYSHAX_BUF_ALLOW_SMALL ? 0 : *order;
 	unsigned int o;
 

@@ -9,7 +9,9 @@
 #include <pthread.h>
 #include <numa.h>
 #include <numaif.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "t_kmod.h"
@@ -602,6 +604,100 @@ static void test_rlimit_unprivileged(void)
 	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
 }
 
+#define T_CG	"/sys/fs/cgroup"
+#define T_CG_T	T_CG "/syshax-test"
+
+static int t_write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -errno;
+}
+
+static long long t_read_ll(const char *path)
+{
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* The memory cgroup v2 hierarchy with a 16 MiB test group, or an errno. */
+static int t_memcg_setup(void)
+{
+	if (access(T_CG "/cgroup.controllers", R_OK) &&
+	    mount("cgroup2", T_CG, "cgroup2", 0, NULL))
+		return -errno;
+	if (t_write_file(T_CG "/cgroup.subtree_control", "+memory"))
+		return -EOPNOTSUPP;
+	if (mkdir(T_CG_T, 0755) && errno != EEXIST)
+		return -errno;
+	return t_write_file(T_CG_T "/memory.max", "16777216");
+}
+
+/*
+ * Buffer pages are charged to the caller's memory cgroup: over its
+ * memory.max the allocation fails with -ENOMEM (no OOM kill), and the
+ * charge goes when the buffer does. The child reports bits as its status.
+ */
+static void test_memcg(void)
+{
+	uint64_t before = t_pinned(g_fd);
+	int status = -1;
+	pid_t pid;
+
+	if (geteuid() != 0 || t_memcg_setup()) {
+		t_skip("no cgroup v2 memory controller to test with");
+		return;
+	}
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		struct syshax_buf_alloc_args a;
+		char self[32];
+		long long cur0, cur1;
+		int code = 0;
+		uint8_t *p;
+
+		snprintf(self, sizeof(self), "%d", getpid());
+		if (t_write_file(T_CG_T "/cgroup.procs", self))
+			_exit(100);
+		cur0 = t_read_ll(T_CG_T "/memory.current");
+		if (t_alloc(g_fd, 32 * T_MIB, 0, 0, &a) != -ENOMEM)
+			code |= 1;
+		if (t_alloc(g_fd, T_SIZE, 0, 0, &a))
+			_exit(code | 2);
+		p = t_map(g_fd, a.mmap_offset, T_SIZE);
+		if (!p)
+			_exit(code | 4);
+		t_fill(p, T_SIZE, 12);
+		cur1 = t_read_ll(T_CG_T "/memory.current");
+		if (cur1 < cur0 + (long long)T_SIZE)
+			code |= 8;
+		munmap(p, T_SIZE);
+		if (t_free(g_fd, a.handle))
+			code |= 16;
+		if (t_read_ll(T_CG_T "/memory.current") > cur1 - (long long)T_SIZE)
+			code |= 32;
+		_exit(code);
+	}
+	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+	CU_ASSERT(WIFEXITED(status));
+	CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
+	CU_ASSERT_EQUAL(rmdir(T_CG_T), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+}
+
 /* Every documented errno of the buffer ioctls. */
 static void test_errnos(void)
 {
@@ -856,6 +952,7 @@ int main(void)
 		{ "cap", test_cap },
 		{ "alloc_fallback", test_alloc_fallback },
 		{ "rlimit_unprivileged", test_rlimit_unprivileged },
+		{ "memcg", test_memcg },
 		{ "errnos", test_errnos },
 		{ "register_hugetlbfs", test_register_hugetlbfs },
 		{ "concurrent", test_concurrent },
