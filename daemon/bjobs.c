@@ -12,10 +12,10 @@
 #include <sys/socket.h>
 
 #include "broker_int.h"
+#include "cpl_check.h"
 #include "job_check.h"
 #include "proto.h"
 
-#define MAX_ERRNO	4095
 /* Most completions written to an event socket per call. */
 #define FLUSH_BATCH	64
 
@@ -132,14 +132,6 @@ void bk_flush(struct shxd_broker *b, struct bk_conn *c)
 	ev_events(b, c, 0);
 }
 
-static unsigned int lat_bucket(uint64_t ns)
-{
-	unsigned int bits = ns ? 64 - (unsigned int)__builtin_clzll(ns) : 0;
-	unsigned int i = bits > 10 ? bits - 10 : 0;
-
-	return i < SYSHAX_LAT_BUCKETS ? i : SYSHAX_LAT_BUCKETS - 1;
-}
-
 /* Ends a held job: counts it, queues its completion to a live owner. */
 static void job_end(struct shxd_broker *b, struct bk_job *j,
 		    const struct syshax_engine_cpl *e)
@@ -151,8 +143,8 @@ static void job_end(struct shxd_broker *b, struct bk_job *j,
 		b->st.failed++;
 	else
 		b->st.completed++;
-	b->st.lat_hist[lat_bucket((uint64_t)(bk_now_ns() -
-					     (int64_t)j->submit_ns))]++;
+	b->st.lat_hist[syshax_lat_bucket((uint64_t)(bk_now_ns() -
+						    (int64_t)j->submit_ns))]++;
 	if (o) {
 		struct syshax_completion *cpl;
 
@@ -383,11 +375,9 @@ int bk_complete(struct shxd_broker *b, struct bk_conn *c,
 		const struct syshax_engine_cpl *e = &cpls[n];
 		struct bk_job *j;
 
-		if (e->status > 0 || e->status < -MAX_ERRNO ||
-		    (e->flags & ~SYSHAX_CPL_DEFERRED)) {
-			ret = -EINVAL;
+		ret = syshax_cpl_check(e);
+		if (ret)
 			break;
-		}
 		j = held_find(b, c, e->token);
 		if (!j) {
 			ret = -ENOENT;

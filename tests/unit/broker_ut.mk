@@ -1,4 +1,4 @@
-# tests/unit/broker_ut: syshaxd's userspace broker through libsyshax-rt.
+# tests/unit: unit tests of syshaxd's userspace broker and of the broker rules.
 # (Here, not in daemon/broker.mk, so that runtime.mk's variables are set.)
 # It also runs in the VM guest, which has two NUMA nodes and huge pages.
 SHXD_BROKER_UT := $(B)/tests/unit/broker_ut
@@ -17,3 +17,16 @@ check-broker: $(SHXD_BROKER_UT)
 ALL	+= $(SHXD_BROKER_UT)
 CHECKS	+= check-broker
 VM_BINS	+= $(SHXD_BROKER_UT)
+
+# broker/cpl_check.h, the completion rules both brokers share.
+CPL_CHECK_UT := $(B)/tests/unit/cpl_check_ut
+
+$(CPL_CHECK_UT): $(B)/tests/unit/cpl_check_ut.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit)
+
+.PHONY: check-cpl-check
+check-cpl-check: $(CPL_CHECK_UT)
+	timeout 60 $(CPL_CHECK_UT)
+
+ALL	+= $(CPL_CHECK_UT)
+CHECKS	+= check-cpl-check
