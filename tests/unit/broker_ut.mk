@@ -1,6 +1,7 @@
-# tests/unit: unit tests of syshaxd's userspace broker and of the broker rules.
-# (Here, not in daemon/broker.mk, so that runtime.mk's variables are set.)
-# It also runs in the VM guest, which has two NUMA nodes and huge pages.
+# tests/unit: syshaxd's userspace broker through libsyshax-rt (broker_ut;
+# it also runs in the VM guest, which has two NUMA nodes and huge pages) and
+# the broker rules (cpl_check_ut). Here, not in daemon/broker.mk, so that
+# runtime.mk's variables are set.
 SHXD_BROKER_UT := $(B)/tests/unit/broker_ut
 
 $(SHXD_BROKER_UT): $(B)/tests/unit/broker_ut.o $(SHXD_BROKER_OBJS) $(SHRT_A)
