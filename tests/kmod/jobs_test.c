@@ -743,6 +743,160 @@ static void t_two_engines(void)
 	close(mon);
 }
 
+/* A random engine: odd batch sizes, bad tokens, maps, errors, restarts. */
+static int t_random_engine(unsigned int seed)
+{
+	struct sigaction sa = { .sa_handler = t_on_stop };
+	struct syshax_engine_attach_args a = { .node = -1 };
+	struct syshax_engine_map_args m;
+	struct syshax_engine_job ej[16];
+	unsigned long long tok[17];
+	int fd = -1, n, i, k, ret;
+	void *p;
+
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return 1;
+	while (!g_stop) {
+		if (fd < 0 || rand_r(&seed) % 64 == 0) {
+			/* Held jobs of the old fd end with -EPIPE. */
+			if (fd >= 0)
+				close(fd);
+			fd = open(DEV, O_RDWR);
+			if (fd < 0 || t_ioctl(fd, SYSHAX_IOC_ENGINE_ATTACH, &a))
+				return 2;
+		}
+		n = t_fetch(fd, ej, 1 + rand_r(&seed) % 16, 20000000);
+		if (n == -ETIMEDOUT || n == -EINTR)
+			continue;
+		if (n <= 0)
+			return 3;
+		for (i = 0; i < n; i++) {
+			tok[i + 1] = ej[i].token;
+			if (!ej[i].job.nr_refs || rand_r(&seed) % 4)
+				continue;
+			m = (struct syshax_engine_map_args){
+				.id = ej[i].job.refs[0].buf };
+			if (t_ioctl(fd, SYSHAX_IOC_ENGINE_MAP, &m))
+				return 4;
+			p = mmap(NULL, m.size, PROT_READ, MAP_SHARED, fd,
+				 m.mmap_offset);
+			if (p == MAP_FAILED)
+				return 5;
+			munmap(p, m.size);
+		}
+		/* A bad token first stops the call at once. */
+		tok[0] = ~0ULL;
+		if (t_complete(fd, tok, 1, 0) != -ENOENT)
+			return 6;
+		for (i = 0; i < n; i += k) {
+			k = 1 + rand_r(&seed) % (n - i);
+			ret = t_complete(fd, tok + 1 + i, k,
+					 rand_r(&seed) % 8 ? 0 : -EIO);
+			if (ret != k)
+				return 7;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+static int t_errno_ok(int err)
+{
+	return err == -EINVAL || err == -EBADF || err == -ERANGE ||
+	       err == -EACCES || err == -EAGAIN;
+}
+
+/* A random client: valid and bad jobs, freed handles, abrupt closes. */
+static int t_random_client(unsigned int seed)
+{
+	struct syshax_buf_alloc_args b[2];
+	struct syshax_buf_free_args f = { 0 };
+	struct syshax_completion c[32];
+	struct syshax_job jobs[32];
+	int fd, round, step, n, i;
+
+	for (round = 0; round < 40; round++) {
+		fd = open(DEV, O_RDWR);
+		if (fd < 0)
+			return 1;
+		for (i = 0; i < 2; i++) {
+			b[i] = (struct syshax_buf_alloc_args){
+				.size = BUF_SIZE, .node = -1,
+				.flags = SYSHAX_BUF_ALLOW_SMALL |
+					 SYSHAX_BUF_ALLOW_REMOTE };
+			if (t_ioctl(fd, SYSHAX_IOC_BUF_ALLOC, &b[i]))
+				return 2;
+		}
+		for (step = 0; step < 20; step++) {
+			n = 1 + rand_r(&seed) % 32;
+			for (i = 0; i < n; i++) {
+				if (rand_r(&seed) % 3) {
+					t_nop(&jobs[i], i);
+					continue;
+				}
+				t_copy(&jobs[i], b[0].handle, b[1].handle, i);
+				jobs[i].refs[0].offset = rand_r(&seed) % BUF_SIZE;
+				if (rand_r(&seed) % 16 == 0)
+					jobs[i].refs[1].access = SYSHAX_ACCESS_READ;
+			}
+			n = t_submit(fd, jobs, n);
+			if (n < 0 && !t_errno_ok(n))
+				return 3;
+			/* The jobs keep the buffer; the handle may go. */
+			f.handle = b[0].handle;
+			if (step == 10 && t_ioctl(fd, SYSHAX_IOC_BUF_FREE, &f))
+				return 4;
+			n = t_wait(fd, c, rand_r(&seed) % 4, 32,
+				   rand_r(&seed) % 2 ? 0 : 5000000);
+			if (n < 0 && n != -ETIMEDOUT)
+				return 5;
+			for (i = 0; i < n; i++)
+				if (c[i].status && c[i].status != -EIO &&
+				    c[i].status != -EPIPE)
+					return 6;
+		}
+		/* Closed with jobs queued, held and unreaped. */
+		close(fd);
+	}
+	return 0;
+}
+
+/* Random clients and a random engine together; then nothing is left. */
+static void t_random(void)
+{
+	struct syshax_stats_args st0, st;
+	int i, status, mon = t_open();
+	pid_t pids[4];
+
+	st0 = t_stats(mon);
+	for (i = 0; i < 4; i++) {
+		pids[i] = fork();
+		CU_ASSERT_FATAL(pids[i] >= 0);
+		if (pids[i] == 0)
+			_exit(i ? t_random_client(1000 + i) :
+				  t_random_engine(7));
+	}
+	for (i = 1; i < 4; i++) {
+		CU_ASSERT_EQUAL(waitpid(pids[i], &status, 0), pids[i]);
+		CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	CU_ASSERT_EQUAL(kill(pids[0], SIGUSR1), 0);
+	CU_ASSERT_EQUAL(waitpid(pids[0], &status, 0), pids[0]);
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	st = t_stats(mon);
+	CU_ASSERT_EQUAL(st.queue_depth, 0);
+	CU_ASSERT_EQUAL(st.inflight, 0);
+	CU_ASSERT_EQUAL(st.engines, 0);
+	CU_ASSERT_EQUAL(st.pinned_bytes, st0.pinned_bytes);
+	CU_ASSERT(st.jobs_cancelled > st0.jobs_cancelled);
+	CU_ASSERT(st.jobs_failed > st0.jobs_failed);
+	printf("\n  %llu jobs, %llu cancelled, %llu failed ",
+	       (unsigned long long)(st.jobs_submitted - st0.jobs_submitted),
+	       (unsigned long long)(st.jobs_cancelled - st0.jobs_cancelled),
+	       (unsigned long long)(st.jobs_failed - st0.jobs_failed));
+	close(mon);
+}
+
 /* Reads a job counter from sysfs; -1 when it cannot. */
 static long long t_sysfs_jobs(const char *name)
 {
@@ -812,6 +966,7 @@ int main(void)
 		{ "queue limit", t_queue_limit },
 		{ "two engines, four clients", t_two_engines },
 		{ "sysfs job counters", t_sysfs },
+		{ "random clients and engine", t_random },
 	};
 	CU_pSuite s;
 	unsigned int i, failed;
