@@ -13,8 +13,9 @@
  *    then the fetched jobs for ENGINE_FETCH. File descriptors travel as
  *    SCM_RIGHTS: the memfd in replies to BUF_ALLOC, BUF_EXPORT and
  *    ENGINE_MAP, the caller's fd in a BUF_IMPORT request.
- *  - the event socket: the broker's first message on a new connection is a
- *    struct shrt_welcome carrying one end of a socketpair. On it the broker
+ *  - the event socket: the broker's first message on a new connection (on
+ *    the request socket, framed as a reply: struct shrt_rep, then struct
+ *    shrt_welcome) carries one end of a socketpair. On it the broker
  *    pushes each completion as one message (a struct syshax_completion), so
  *    it is readable exactly when syshax_wait() would not block; for an
  *    engine it carries one-byte notes "jobs are queued".
