@@ -124,7 +124,9 @@ int shxk_repack(const struct shxk_weights *src, enum shxk_layout layout,
  * weights, quantized to 8-bit blocks for Q8_0/Q4_0 weights) and then read
  * by every thread's row range. The prepared format depends only on the
  * weight type; a prepared row is shxk_act_row_size() bytes, rows are
- * contiguous, so rows can be gathered with memcpy (MoE).
+ * contiguous, so rows can be gathered with memcpy (MoE). The buffer must be
+ * 4-byte aligned (it holds f32 scales). For speed with Q8_0/Q4_0 weights,
+ * repack them to SHXK_LAYOUT_X8 once at load time.
  */
 size_t shxk_act_row_size(enum shxk_type wtype, size_t k);
 /* Prepares rows [m0, m1) of x ([M x k], type xtype: f32/f16/bf16, row
