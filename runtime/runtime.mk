@@ -5,17 +5,12 @@ SHRT_SRCS	:= $(sort $(wildcard runtime/src/*.c))
 SHRT_OBJS	:= $(SHRT_SRCS:%.c=$(B)/%.o)
 SHRT_SO		:= $(B)/runtime/libsyshax-rt.so.$(SHRT_VERSION)
 SHRT_A		:= $(B)/runtime/libsyshax-rt.a
-# The static archive, for programs of this tree that link it (syshaxd).
-SYSHAX_RT_A	:= $(SHRT_A)
-# daemon.mk is read before this file, so its prerequisite list saw no
-# SYSHAX_RT_A yet: name the dependency here.
+# Programs of this tree link the static archive, $(SHRT_A). daemon.mk is
+# read before this file, so its prerequisite list saw no SHRT_A yet: name
+# that dependency here.
 $(B)/syshaxd: $(SHRT_A)
 SHRT_PC		:= $(B)/runtime/syshax-rt.pc
 SHRT_HDRS	:= runtime/include/syshax/rt.h uapi/syshax.h uapi/syshax_ops.h
-# What a program in this tree adds to use the library (the shared one).
-SHRT_CFLAGS	:= -I$(CURDIR)/runtime/include
-SHRT_LIBS	:= -L$(CURDIR)/$(B)/runtime -Wl,-rpath,$(CURDIR)/$(B)/runtime \
-		   -lsyshax-rt -lpthread
 
 # -z defs catches a missing library, but not with the sanitizers' runtime.
 SHRT_ZDEFS	:= $(if $(filter 1,$(SAN)),,-Wl,-z,defs)
