@@ -1,7 +1,9 @@
-# tests/kmod/jobs_test: the module's job broker with raw ioctls (VM only;
-# on the host it exits 77 for want of /dev/syshax).
-$(B)/tests/kmod/jobs_test: $(B)/tests/kmod/jobs_test.o
-	$(CC) $(LDFLAGS) -o $@ $^ -lcunit
+# tests/kmod/jobs_test, jobs_stress: the module's job broker with raw
+# ioctls (VM only; on the host they exit 77 for want of /dev/syshax).
+KMOD_JOBS_TESTS := $(B)/tests/kmod/jobs_test $(B)/tests/kmod/jobs_stress
 
-ALL	+= $(B)/tests/kmod/jobs_test
-VM_BINS	+= $(B)/tests/kmod/jobs_test
+$(KMOD_JOBS_TESTS): %: %.o
+	$(CC) $(LDFLAGS) -o $@ $< $(shell $(PKG_CONFIG) --libs cunit)
+
+ALL	+= $(KMOD_JOBS_TESTS)
+VM_BINS	+= $(KMOD_JOBS_TESTS)
