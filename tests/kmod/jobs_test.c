@@ -465,6 +465,52 @@ static void t_bad_jobs(void)
 	close(cl);
 }
 
+/* Bad user pointers: FETCH and WAIT return -EFAULT and lose nothing;
+ * what could not be copied stays queued (or ready) in order. */
+static void t_faults(void)
+{
+	struct syshax_stats_args st0, st;
+	struct syshax_engine_job *ej;
+	struct syshax_completion c[2];
+	struct syshax_wait_args w = { .max = 1, .min = 1 };
+	struct syshax_job jobs[2];
+	unsigned long long tok[2];
+	int cl = t_fd(), eng = t_engine();
+	long page = sysconf(_SC_PAGESIZE);
+	char *mem;
+
+	t_nop(&jobs[0], 10);
+	t_nop(&jobs[1], 11);
+	st0 = t_stats(cl);
+	CU_ASSERT_EQUAL_FATAL(t_submit(cl, jobs, 2), 2);
+	CU_ASSERT_EQUAL(t_fetch(eng, (void *)8, 2, 0), -EFAULT);
+	st = t_stats(cl);
+	CU_ASSERT_EQUAL(st.queue_depth, st0.queue_depth + 2);
+	CU_ASSERT_EQUAL(st.jobs_fetched, st0.jobs_fetched);
+	/* Room for one job before an unmapped page: one fetched. */
+	mem = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CU_ASSERT_FATAL(mem != MAP_FAILED);
+	munmap(mem + page, page);
+	ej = (struct syshax_engine_job *)(mem + page - sizeof(*ej));
+	CU_ASSERT_EQUAL_FATAL(t_fetch(eng, ej, 2, 0), 1);
+	CU_ASSERT_EQUAL(ej->job.user_data, 10);
+	tok[0] = ej->token;
+	CU_ASSERT_EQUAL_FATAL(t_fetch(eng, ej, 1, 0), 1);
+	CU_ASSERT_EQUAL(ej->job.user_data, 11);
+	tok[1] = ej->token;
+	CU_ASSERT_EQUAL(t_complete(eng, tok, 2, 0), 2);
+
+	w.cpls = 8;
+	w.timeout_ns = 1000000000;
+	CU_ASSERT_EQUAL(t_count(cl, SYSHAX_IOC_WAIT, &w), -EFAULT);
+	CU_ASSERT_EQUAL(t_wait(cl, c, 2, 2, 1000000000), 2);
+	CU_ASSERT_EQUAL(c[0].user_data + c[1].user_data, 21);
+	munmap(mem, page);
+	close(eng);
+	close(cl);
+}
+
 /* sysfs shows the STATS counters. */
 static void t_sysfs_counters(void)
 {
@@ -517,6 +563,7 @@ int main(void)
 		{ "engine map", t_engine_map },
 		{ "queue limit", t_queue_limit },
 		{ "sysfs job counters", t_sysfs_counters },
+		{ "bad pointers lose no job", t_faults },
 	};
 	CU_pSuite s;
 	unsigned int i;
