@@ -48,9 +48,24 @@ static int t_cloexec(int fd)
 	return fl < 0 ? -1 : !!(fl & FD_CLOEXEC);
 }
 
+/* The module's reference count (/sys/module/syshax/refcnt). */
+static long long t_module_refs(void)
+{
+	long long v = -1;
+	FILE *f = fopen("/sys/module/syshax/refcnt", "r");
+
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 static void test_export_flags(void)
 {
 	uint64_t before = t_pinned(g_fd);
+	long long refs;
 	uint32_t h;
 	uint8_t *p;
 	int d1, d2;
@@ -58,10 +73,13 @@ static void test_export_flags(void)
 	h = t_buf(1, &p, NULL);
 	CU_ASSERT_FATAL(h != 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	refs = t_module_refs();
 	d1 = t_export(g_fd, h, SYSHAX_EXPORT_CLOEXEC);
 	d2 = t_export(g_fd, h, 0);
 	CU_ASSERT_FATAL(d1 >= 0);
 	CU_ASSERT_FATAL(d2 >= 0);
+	/* Each dma-buf holds the module: no rmmod under its feet. */
+	CU_ASSERT_EQUAL(t_module_refs(), refs + 2);
 	CU_ASSERT_EQUAL(t_cloexec(d1), 1);
 	CU_ASSERT_EQUAL(t_cloexec(d2), 0);
 	CU_ASSERT_EQUAL(lseek(d1, 0, SEEK_END), (off_t)T_SIZE);
@@ -73,6 +91,7 @@ static void test_export_flags(void)
 	CU_ASSERT_EQUAL(t_pinned(g_fd), before + T_SIZE);
 	CU_ASSERT_EQUAL(close(d2), 0);
 	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+	CU_ASSERT_EQUAL(t_module_refs(), refs);
 }
 
 static int t_sync(int dfd, uint64_t flags)
