@@ -75,8 +75,25 @@ int bench_ncpus(void);
 
 /* ---- machine limits (machine.c) ---- */
 
-/* Streaming read bandwidth in GB/s over a buffer of >= 1 GiB (best pass). */
+/*
+ * Sustained streaming read bandwidth in GB/s: whole passes over 1 GiB
+ * (best pass).
+ */
 int bench_read_bw(int nthr, double *gbps);
+/*
+ * A read probe for the "% of read bandwidth" of a kernel: a read-only
+ * kernel over a 1 GiB buffer that reads the kernel's bytes per call, the
+ * next slice each call, timed as the kernels are (bench_time_calls). On
+ * the machines we measured, short streams (a few MiB to a few tens)
+ * run up to 3x faster than sustained 1 GiB passes, so only a probe with
+ * the same bytes per call is a fair bar for a given GEMV.
+ */
+struct bench_reader;
+int bench_reader_new(struct bench_reader **r);
+/* Median seconds per call reading @bytes (<= 1 GiB) on @nthr threads. */
+int bench_reader_time(struct bench_reader *r, size_t bytes, int nthr,
+		      double budget_s, double *sec);
+void bench_reader_free(struct bench_reader *r);
 /*
  * Integer dot-product peak (GOPS, a multiply-add counts 2) of a
  * register-resident loop; @isa names the instruction measured.

@@ -357,6 +357,7 @@ static void measure_type(struct run *r, struct ggml_peer *gp,
 {
 	const struct opts *o = &r->o;
 	double budget = o->budget / BENCH_ROUNDS, sec;
+	size_t bytes = bench_wtype_row_bytes(t, (size_t)s->k) * (size_t)s->n;
 	struct gemm_row *rows = &r->rows[r->nrows];
 	struct ours_case *oc = NULL;
 	struct ggml_case *gc = NULL;
@@ -388,6 +389,10 @@ static void measure_type(struct run *r, struct ggml_peer *gp,
 			if (gc && !ggml_case_time(gc, g->m, g->nthr, budget,
 						  &sec))
 				g->ggml = lower(g->ggml, sec);
+			if (r->reader && !bench_reader_time(r->reader, bytes,
+							    g->nthr, budget,
+							    &sec))
+				g->read = lower(g->read, sec);
 		}
 	}
 	ggml_case_free(gc);
@@ -414,6 +419,10 @@ static void measure_attn(struct run *r)
 							&a->bytes);
 			if (!a->err)
 				a->sec = lower(a->sec, sec);
+			if (r->reader &&
+			    !bench_reader_time(r->reader, (size_t)a->bytes,
+					       a->nthr, budget, &sec))
+				a->read = lower(a->read, sec);
 			if (!a->err && r->o.warm &&
 			    !ours_attn_time(a->nseq, a->nthr, 1, budget, &sec,
 					    &a->bytes))
@@ -444,6 +453,8 @@ int bench_kernels_main(int argc, char **argv)
 	if (!r.rows)
 		return 1;
 	measure_limits(&r, 0);
+	if (bench_reader_new(&r.reader))
+		r.reader = NULL;	/* the %BW columns stay empty */
 	open_peers(&r, &gp, &dp);
 	describe_machine(&r);
 	for (int si = 0; si < r.o.nshapes; si++) {
@@ -475,6 +486,7 @@ int bench_kernels_main(int argc, char **argv)
 		failed |= r.rows[i].err != 0;
 	for (i = 0; i < r.nattn; i++)
 		failed |= r.attn[i].err != 0;
+	bench_reader_free(r.reader);
 	ggml_peer_close(gp);
 	dnnl_peer_close(dp);
 	free(r.rows);

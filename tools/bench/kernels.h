@@ -24,7 +24,11 @@ struct opts {
 	int ms[MAX_LIST], thr[MAX_LIST];
 };
 
-/* Measured several times in a run; the highest figure counts. */
+/*
+ * Measured several times in a run; the highest figure counts. bw is the
+ * sustained figure (1 GiB passes); the "%BW" columns use the read probe
+ * on each row's own bytes per call instead (see bench_reader_time()).
+ */
 struct limits {
 	int nthr, bw_err, dot_err;
 	double bw, dot, bw_first, dot_first;
@@ -38,11 +42,12 @@ struct gemm_row {
 	enum dnnl_kind kind;
 	/* seconds per call; 0 when not measured */
 	double ours, warm, ggml, dnnl;
+	double read;	/* the read probe on the same bytes per call */
 };
 
 struct attn_row {
 	int nseq, nthr, err;
-	double sec, warm, bytes;
+	double sec, warm, bytes, read;
 };
 
 /* Everything one run measured, for the table, JSON and target checks. */
@@ -52,6 +57,7 @@ struct run {
 	char ggml_note[128], dnnl_note[128];
 	char cpu_model[128];
 	double load[2];		/* 1-minute load average at start and end */
+	struct bench_reader *reader;
 	struct limits lim[MAX_LIST];
 	struct gemm_row *rows;
 	size_t nrows;

@@ -29,11 +29,15 @@ static double wbytes(const struct gemm_row *g)
 	return (double)bench_wtype_row_bytes(g->t, (size_t)g->s.k) * g->s.n;
 }
 
-static double pct_bw(const struct run *r, const struct gemm_row *g)
+/* Same bytes per call, so the ratio of times is the ratio of GB/s. */
+static double pct_bw(const struct gemm_row *g)
 {
-	const struct limits *l = limits_for(r, g->nthr);
+	return g->read > 0 && g->ours > 0 ? g->read / g->ours * 100 : 0;
+}
 
-	return l && !l->bw_err ? wbytes(g) / g->ours * 1e-9 / l->bw * 100 : 0;
+static double attn_pct_bw(const struct attn_row *a)
+{
+	return a->read > 0 && a->sec > 0 ? a->read / a->sec * 100 : 0;
 }
 
 static double pct_peak(const struct run *r, const struct gemm_row *g)
@@ -65,16 +69,20 @@ static void print_header(const struct run *r)
 	for (int i = 0; i < o->nthr; i++) {
 		const struct limits *l = &r->lim[i];
 
-		printf("limits %d thr: read %.1f GB/s (first %.1f), dot peak ",
-		       l->nthr, l->bw_err ? 0 : l->bw, l->bw_first);
+		printf("limits %d thr: sustained read %.1f GB/s (1 GiB passes; "
+		       "first %.1f), dot peak ", l->nthr, l->bw_err ? 0 : l->bw,
+		       l->bw_first);
 		if (l->dot_err)
 			printf("n/a (%s)\n", strerror(-l->dot_err));
 		else
 			printf("%.0f GOPS (first %.0f, %s)\n", l->dot,
 			       l->dot_first, l->dot_isa);
 	}
-	printf("\n%-11s %-4s %3s %3s %9s %7s %6s %4s %5s%s | %9s %6s | %4s %9s %6s\n",
-	       "KxN", "type", "M", "thr", "us/call", "GFLOPS", "GB/s", "%BW",
+	printf("%%BW: GB/s over a read-only loop reading the same bytes per "
+	       "call (rdGB/s), same rotation and timing\n");
+	printf("\n%-11s %-4s %3s %3s %9s %7s %6s %6s %4s %5s%s | %9s %6s | %4s %9s %6s\n",
+	       "KxN", "type", "M", "thr", "us/call", "GFLOPS", "GB/s", "rdGB/s",
+	       "%BW",
 	       "%peak", o->warm ? "  warmGB/s" : "", "ggml us", "x ggml",
 	       "dnnl", "us", "x dnnl");
 }
@@ -96,11 +104,12 @@ static void print_row(const struct run *r, const struct gemm_row *g)
 	       g->nthr);
 	if (g->err) {
 		printf("error: %s\n", strerror(-g->err));
-			return;
+		return;
 	}
-	printf("%9.1f %7.1f %6.1f %4.0f %5.1f", g->ours * 1e6,
-	       flops(g) / g->ours * 1e-9, wbytes(g) / g->ours * 1e-9,
-	       pct_bw(r, g), pct_peak(r, g));
+	printf("%9.1f %7.1f %6.1f ", g->ours * 1e6,
+	       flops(g) / g->ours * 1e-9, wbytes(g) / g->ours * 1e-9);
+	print_opt(g->read > 0 ? wbytes(g) / g->read * 1e-9 : 0, "%*.1f", 6);
+	printf(" %4.0f %5.1f", pct_bw(g), pct_peak(r, g));
 	if (r->o.warm)
 		print_opt(g->warm > 0 ? wbytes(g) / g->warm * 1e-9 : 0,
 			  " %*.1f", 10);
@@ -113,21 +122,19 @@ static void print_row(const struct run *r, const struct gemm_row *g)
 	printf("\n");
 }
 
-static void print_attn(const struct run *r, const struct attn_row *a)
+static void print_attn(const struct attn_row *a)
 {
-	const struct limits *l = limits_for(r, a->nthr);
-
 	if (a->err) {
 		printf("attn %d seq %d thr: error: %s\n", a->nseq, a->nthr,
 		       strerror(-a->err));
 		return;
 	}
 	printf("attn ctx %d, %d/%d heads, d %d, f16 KV: %d seq %d thr: "
-	       "%8.1f us, %6.1f GB/s KV, %3.0f%% of read BW",
+	       "%8.1f us, %6.1f GB/s KV, %3.0f%% of read BW (%.1f GB/s)",
 	       BENCH_ATTN_CTX, BENCH_ATTN_Q_HEADS, BENCH_ATTN_KV_HEADS,
 	       BENCH_ATTN_HEAD_DIM, a->nseq, a->nthr, a->sec * 1e6,
-	       a->bytes / a->sec * 1e-9,
-	       l && !l->bw_err ? a->bytes / a->sec * 1e-9 / l->bw * 100 : 0);
+	       a->bytes / a->sec * 1e-9, attn_pct_bw(a),
+	       a->read > 0 ? a->bytes / a->read * 1e-9 : 0);
 	if (a->warm > 0)
 		printf(", warm %.1f GB/s", a->bytes / a->warm * 1e-9);
 	printf("\n");
@@ -187,12 +194,12 @@ static int m_matches(const int *ms, int m)
 	return 0;
 }
 
-static double metric(const struct run *r, const struct gemm_row *g,
+static double metric(const struct gemm_row *g,
 		     enum metric m)
 {
 	switch (m) {
 	case M_PCT_BW:
-		return pct_bw(r, g);
+		return pct_bw(g);
 	case M_X_GGML:
 		return ratio(g->ggml, g->ours);
 	default:
@@ -217,7 +224,7 @@ static double target_worst(const struct run *r, const struct target *t,
 		if (g->err || g->nthr != nthr || !m_matches(t->ms, g->m) ||
 		    (t->types && !(t->types & T(g->t))))
 			continue;
-		v = metric(r, g, t->metric);
+		v = metric(g, t->metric);
 		if (v > 0 && (worst == 0 || v < worst)) {
 			worst = v;
 			snprintf(where, len, "%dx%d %s M=%d", g->s.k, g->s.n,
@@ -229,17 +236,16 @@ static double target_worst(const struct run *r, const struct target *t,
 
 static double attn_worst(const struct run *r, int nthr)
 {
-	const struct limits *l = limits_for(r, nthr);
 	double worst = 0;
 
-	for (size_t i = 0; l && !l->bw_err && i < r->nattn; i++) {
+	for (size_t i = 0; i < r->nattn; i++) {
 		const struct attn_row *a = &r->attn[i];
 		double v;
 
 		if (a->err || a->nthr != nthr)
 			continue;
-		v = a->bytes / a->sec * 1e-9 / l->bw * 100;
-		if (worst == 0 || v < worst)
+		v = attn_pct_bw(a);
+		if (v > 0 && (worst == 0 || v < worst))
 			worst = v;
 	}
 	return worst;
@@ -294,7 +300,7 @@ void kernels_print_table(const struct run *r)
 	if (r->nattn)
 		printf("\n");
 	for (i = 0; i < r->nattn; i++)
-		print_attn(r, &r->attn[i]);
+		print_attn(&r->attn[i]);
 	print_targets(r);
 }
 
@@ -339,7 +345,8 @@ void kernels_print_json(const struct run *r)
 		jnum("us", ok ? g->ours * 1e6 : 0, 0);
 		jnum("gflops", ok ? flops(g) / g->ours * 1e-9 : 0, 0);
 		jnum("gbps", ok ? wbytes(g) / g->ours * 1e-9 : 0, 0);
-		jnum("pct_bw", ok ? pct_bw(r, g) : 0, 0);
+		jnum("read_us", g->read * 1e6, 0);
+		jnum("pct_bw", ok ? pct_bw(g) : 0, 0);
 		jnum("pct_peak", ok ? pct_peak(r, g) : 0, 0);
 		jnum("warm_us", g->warm * 1e6, 0);
 		jnum("ggml_us", g->ggml * 1e6, 0);
@@ -352,7 +359,6 @@ void kernels_print_json(const struct run *r)
 	printf("],\n \"attn\": [");
 	for (i = 0; i < r->nattn; i++) {
 		const struct attn_row *a = &r->attn[i];
-		const struct limits *l = limits_for(r, a->nthr);
 		double gbps = a->err ? 0 : a->bytes / a->sec * 1e-9;
 
 		printf("%s\n  {\"ctx\": %d, \"q_heads\": %d, \"kv_heads\": %d, "
@@ -362,7 +368,8 @@ void kernels_print_json(const struct run *r)
 		       BENCH_ATTN_HEAD_DIM, a->nseq, a->nthr, a->err);
 		jnum("us", a->err ? 0 : a->sec * 1e6, 0);
 		jnum("gbps", gbps, 0);
-		jnum("pct_bw", l && !l->bw_err ? gbps / l->bw * 100 : 0, 0);
+		jnum("read_us", a->read * 1e6, 0);
+		jnum("pct_bw", a->err ? 0 : attn_pct_bw(a), 0);
 		jnum("warm_us", a->warm * 1e6, 1);
 		printf("}");
 	}

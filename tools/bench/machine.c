@@ -7,6 +7,7 @@
  * other load on a shared machine only ever lowers.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -127,6 +128,71 @@ int bench_read_bw(int nthr, double *gbps)
 	*gbps = (double)READ_BYTES / best(t, READ_PASSES) * 1e-9;
 out:
 	bench_free((void *)job.buf, READ_BYTES);
+	return err;
+}
+
+/* ---- read probe matched to a kernel's bytes per call ---- */
+
+struct bench_reader {
+	uint8_t *base;
+	size_t stride, nslices, next;
+	struct read_job job;
+	struct bench_team *team;
+	bench_fn fn;
+};
+
+int bench_reader_new(struct bench_reader **out)
+{
+	struct bench_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->base = bench_alloc(READ_BYTES);
+	if (!r->base) {
+		free(r);
+		return -ENOMEM;
+	}
+	memset(r->base, 1, READ_BYTES);
+	r->fn = pick_read();
+	*out = r;
+	return 0;
+}
+
+void bench_reader_free(struct bench_reader *r)
+{
+	if (!r)
+		return;
+	bench_free(r->base, READ_BYTES);
+	free(r);
+}
+
+static int reader_call(void *arg)
+{
+	struct bench_reader *r = arg;
+
+	r->job.buf = r->base + r->next * r->stride;
+	r->next = (r->next + 1) % r->nslices;
+	bench_team_run(r->team, r->fn, &r->job);
+	return 0;
+}
+
+int bench_reader_time(struct bench_reader *r, size_t bytes, int nthr,
+		      double budget_s, double *sec)
+{
+	int err;
+
+	/* Whole pages, so every thread's share is read to the last byte. */
+	r->stride = (bytes + 4095) & ~(size_t)4095;
+	if (!bytes || r->stride > READ_BYTES)
+		return -EINVAL;
+	r->nslices = READ_BYTES / r->stride;
+	r->next = 0;
+	r->job.len = r->stride;
+	err = bench_team_new(&r->team, nthr);
+	if (err)
+		return err;
+	err = bench_time_calls(reader_call, r, budget_s, sec);
+	bench_team_free(r->team);
 	return err;
 }
 
