@@ -263,6 +263,48 @@ static void test_vgem_prime(void)
 	close(rfd);
 }
 
+/*
+ * A registered buffer (shared memory pinned by BUF_REGISTER) exports like
+ * an allocated one: vgem imports its sg table, and the dma-buf's mapping
+ * (PFNs of the pinned pages) shows the registered memory.
+ */
+static void test_registered_export(void)
+{
+	struct syshax_buf_register_args r = { 0 };
+	uint64_t before = t_pinned(g_fd);
+	uint8_t *mem, *q;
+	uint32_t gem = 0;
+	int rfd, d;
+
+	rfd = t_vgem_node("renderD");
+	if (rfd < 0) {
+		t_skip("no vgem render node (modprobe vgem)");
+		return;
+	}
+	mem = mmap(NULL, T_SIZE, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CU_ASSERT_FATAL(mem != MAP_FAILED);
+	t_fill(mem, T_SIZE, 8);
+	r.addr = (uintptr_t)mem;
+	r.size = T_SIZE;
+	CU_ASSERT_EQUAL_FATAL(t_ioctl(g_fd, SYSHAX_IOC_BUF_REGISTER, &r), 0);
+	d = t_export(g_fd, r.handle, SYSHAX_EXPORT_CLOEXEC);
+	CU_ASSERT_FATAL(d >= 0);
+	CU_ASSERT_EQUAL(drmPrimeFDToHandle(rfd, d, &gem), 0);
+	q = mmap(NULL, T_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, d, 0);
+	CU_ASSERT_FATAL(q != MAP_FAILED);
+	CU_ASSERT_EQUAL(t_check(q, T_SIZE, 8), T_SIZE);
+	t_fill(q, T_SIZE, 9);
+	CU_ASSERT_EQUAL(t_check(mem, T_SIZE, 9), T_SIZE);
+	CU_ASSERT_EQUAL(munmap(q, T_SIZE), 0);
+	CU_ASSERT_EQUAL(drmCloseBufferHandle(rfd, gem), 0);
+	CU_ASSERT_EQUAL(close(d), 0);
+	CU_ASSERT_EQUAL(t_free(g_fd, r.handle), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+	CU_ASSERT_EQUAL(munmap(mem, T_SIZE), 0);
+	close(rfd);
+}
+
 /* A dma-buf from another exporter is not a syshax buffer: -EINVAL. */
 static void test_import_foreign(void)
 {
@@ -429,6 +471,7 @@ int main(void)
 		{ "dmabuf_mmap", test_dmabuf_mmap },
 		{ "import_self", test_import_self },
 		{ "vgem_prime", test_vgem_prime },
+		{ "registered_export", test_registered_export },
 		{ "import_foreign", test_import_foreign },
 		{ "share_with_child", test_share_with_child },
 	};
