@@ -107,6 +107,22 @@ static void t_time_calls(void)
 	CU_ASSERT_EQUAL(g_calls, 3);
 }
 
+/* The matched read probe: any size up to its buffer, nothing else. */
+static void reader_checks(void)
+{
+	struct bench_reader *r;
+	double sec = 0;
+
+	CU_ASSERT_EQUAL_FATAL(bench_reader_new(&r), 0);
+	CU_ASSERT_EQUAL(bench_reader_time(r, 3 << 20, 1, 0, &sec), 0);
+	/* 3 MiB at under 1 GB/s would mean the probe reads something else. */
+	CU_ASSERT(sec > 0 && sec < 3e-3);
+	CU_ASSERT_EQUAL(bench_reader_time(r, 0, 1, 0, &sec), -EINVAL);
+	CU_ASSERT_EQUAL(bench_reader_time(r, (1ull << 30) + 1, 1, 0, &sec),
+			-EINVAL);
+	bench_reader_free(r);
+}
+
 static void t_limits(void)
 {
 	const char *isa = NULL;
@@ -116,6 +132,7 @@ static void t_limits(void)
 	CU_ASSERT_EQUAL(bench_read_bw(1, &bw), 0);
 	/* Any machine that runs this streams more than 1 GB/s. */
 	CU_ASSERT(bw > 1);
+	reader_checks();
 	err = bench_dot_peak(1, &gops, &isa);
 	if (err == -ENOTSUP) {
 		fprintf(stderr, "\nSKIP: no integer dot-product instruction\n");

@@ -34,7 +34,7 @@ double bench_median(double *v, size_t n);
  * the lowest round median counts: a burst of other load on a shared
  * machine then costs every contender one round, not one contender.
  */
-#define BENCH_ROUNDS 3
+#define BENCH_ROUNDS 5
 typedef int (*bench_call)(void *arg);
 int bench_time_calls(bench_call call, void *arg, double budget_s,
 		     double *sec);
