@@ -108,7 +108,7 @@ static void t_time_calls(void)
 }
 
 /* The matched read probe: any size up to its buffer, nothing else. */
-static void reader_checks(void)
+static void reader_checks(double *sustained)
 {
 	struct bench_reader *r;
 	double sec = 0;
@@ -120,6 +120,7 @@ static void reader_checks(void)
 	CU_ASSERT_EQUAL(bench_reader_time(r, 0, 1, 0, &sec), -EINVAL);
 	CU_ASSERT_EQUAL(bench_reader_time(r, (1ull << 30) + 1, 1, 0, &sec),
 			-EINVAL);
+	CU_ASSERT_EQUAL(bench_reader_sustained(r, 1, sustained), 0);
 	bench_reader_free(r);
 }
 
@@ -129,10 +130,9 @@ static void t_limits(void)
 	double bw = 0, gops = 0;
 	int err;
 
-	CU_ASSERT_EQUAL(bench_read_bw(1, &bw), 0);
+	reader_checks(&bw);
 	/* Any machine that runs this streams more than 1 GB/s. */
 	CU_ASSERT(bw > 1);
-	reader_checks();
 	err = bench_dot_peak(1, &gops, &isa);
 	if (err == -ENOTSUP) {
 		fprintf(stderr, "\nSKIP: no integer dot-product instruction\n");

@@ -76,11 +76,6 @@ int bench_ncpus(void);
 /* ---- machine limits (machine.c) ---- */
 
 /*
- * Sustained streaming read bandwidth in GB/s: whole passes over 1 GiB
- * (best pass).
- */
-int bench_read_bw(int nthr, double *gbps);
-/*
  * A read probe for the "% of read bandwidth" of a kernel: a read-only
  * kernel over a 1 GiB buffer that reads the kernel's bytes per call, the
  * next slice each call, timed as the kernels are (bench_time_calls). On
@@ -94,6 +89,11 @@ int bench_reader_new(struct bench_reader **r);
 int bench_reader_time(struct bench_reader *r, size_t bytes, int nthr,
 		      double budget_s, double *sec);
 void bench_reader_free(struct bench_reader *r);
+/*
+ * Sustained streaming read bandwidth in GB/s: whole passes over the 1 GiB
+ * buffer (best pass).
+ */
+int bench_reader_sustained(struct bench_reader *r, int nthr, double *gbps);
 /*
  * Integer dot-product peak (GOPS, a multiply-add counts 2) of a
  * register-resident loop; @isa names the instruction measured.

@@ -6,6 +6,7 @@
  * even on a shared, noisy machine. Weights rotate through >= 512 MiB of
  * copies so that every call streams them from DRAM, as real decode does.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,7 +221,8 @@ static void measure_limits(struct run *r, int again)
 
 		l->nthr = r->o.thr[i];
 		if (!l->bw_err)
-			l->bw_err = bench_read_bw(l->nthr, &bw);
+			l->bw_err = r->reader ? bench_reader_sustained(
+					r->reader, l->nthr, &bw) : -ENOMEM;
 		if (!l->dot_err)
 			l->dot_err = bench_dot_peak(l->nthr, &dot, &l->dot_isa);
 		if (!again) {
@@ -452,9 +454,9 @@ int bench_kernels_main(int argc, char **argv)
 			sizeof(*r.rows));
 	if (!r.rows)
 		return 1;
-	measure_limits(&r, 0);
 	if (bench_reader_new(&r.reader))
 		r.reader = NULL;	/* the %BW columns stay empty */
+	measure_limits(&r, 0);
 	open_peers(&r, &gp, &dp);
 	describe_machine(&r);
 	for (int si = 0; si < r.o.nshapes; si++) {

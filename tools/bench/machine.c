@@ -101,36 +101,6 @@ static bench_fn pick_read(void)
 	return read_generic;
 }
 
-int bench_read_bw(int nthr, double *gbps)
-{
-	struct read_job job = { .len = READ_BYTES };
-	double t[READ_PASSES];
-	struct bench_team *team;
-	bench_fn fn = pick_read();
-	int i, err;
-
-	job.buf = bench_alloc(READ_BYTES);
-	if (!job.buf)
-		return -ENOMEM;
-	/* Touch every page so the passes measure reads, not page faults. */
-	memset((void *)job.buf, 1, READ_BYTES);
-	err = bench_team_new(&team, nthr);
-	if (err)
-		goto out;
-	bench_team_run(team, fn, &job);
-	for (i = 0; i < READ_PASSES; i++) {
-		uint64_t t0 = bench_now_ns();
-
-		bench_team_run(team, fn, &job);
-		t[i] = (double)(bench_now_ns() - t0) * 1e-9;
-	}
-	bench_team_free(team);
-	*gbps = (double)READ_BYTES / best(t, READ_PASSES) * 1e-9;
-out:
-	bench_free((void *)job.buf, READ_BYTES);
-	return err;
-}
-
 /* ---- read probe matched to a kernel's bytes per call ---- */
 
 struct bench_reader {
@@ -194,6 +164,28 @@ int bench_reader_time(struct bench_reader *r, size_t bytes, int nthr,
 	err = bench_time_calls(reader_call, r, budget_s, sec);
 	bench_team_free(r->team);
 	return err;
+}
+
+int bench_reader_sustained(struct bench_reader *r, int nthr, double *gbps)
+{
+	struct read_job job = { .buf = r->base, .len = READ_BYTES };
+	double t[READ_PASSES];
+	struct bench_team *team;
+	int i, err;
+
+	err = bench_team_new(&team, nthr);
+	if (err)
+		return err;
+	bench_team_run(team, r->fn, &job);
+	for (i = 0; i < READ_PASSES; i++) {
+		uint64_t t0 = bench_now_ns();
+
+		bench_team_run(team, r->fn, &job);
+		t[i] = (double)(bench_now_ns() - t0) * 1e-9;
+	}
+	bench_team_free(team);
+	*gbps = (double)READ_BYTES / best(t, READ_PASSES) * 1e-9;
+	return 0;
 }
 
 /* ---- integer dot-product peak ---- */
