@@ -12,6 +12,7 @@
 #include <linux/uaccess.h>
 
 #include "broker.h"
+#include "cpl_check.h"
 
 static struct syshax_broker *const br = &syshax_broker;
 
@@ -33,14 +34,6 @@ struct engine_map {
 	u32 handle;
 	unsigned int users;	/* refs in held jobs naming the buffer */
 };
-
-/* Bucket i counts latencies below 2^(i + 10) ns; the last one the rest. */
-static unsigned int lat_bucket(u64 ns)
-{
-	unsigned int b = max(fls64(ns), 10) - 10;
-
-	return min_t(unsigned int, b, SYSHAX_LAT_BUCKETS - 1);
-}
 
 static struct engine_map *map_find(struct syshax_broker_ctx *eng, u64 id)
 {
@@ -121,7 +114,7 @@ static void job_end(struct syshax_kjob *j, const struct syshax_engine_cpl *c,
 		br->st.failed++;
 	else
 		br->st.completed++;
-	br->st.lat_hist[lat_bucket(ktime_get_ns() - j->submit_ns)]++;
+	br->st.lat_hist[syshax_lat_bucket(ktime_get_ns() - j->submit_ns)]++;
 }
 
 /*
@@ -419,12 +412,6 @@ static struct syshax_kjob *held_find(struct syshax_broker_ctx *eng,
 	return NULL;
 }
 
-static bool cpl_valid(const struct syshax_engine_cpl *c)
-{
-	return c->status <= 0 && c->status >= -MAX_ERRNO &&
-	       !(c->flags & ~SYSHAX_CPL_DEFERRED);
-}
-
 /* Completions read from the user per lock round. */
 #define CPL_BATCH	16
 
@@ -454,10 +441,9 @@ long syshax_engine_complete(struct syshax_broker_ctx *bc, void __user *uarg)
 		for (i = 0; i < batch; i++) {
 			struct syshax_kjob *j;
 
-			if (!cpl_valid(&c[i])) {
-				ret = -EINVAL;
+			ret = syshax_cpl_check(&c[i]);
+			if (ret)
 				break;
-			}
 			j = held_find(bc, c[i].token);
 			if (!j) {
 				ret = -ENOENT;
