@@ -129,18 +129,25 @@ static void syshax_buf_destroy(struct syshax_buf *buf)
 	kfree(buf);
 }
 
-/* Gives a fully built buffer its global id and counts it. */
-static int syshax_buf_publish(struct syshax_buf *buf)
+/*
+ * Ends building a buffer: once built (ret 0) it gets its global id and is
+ * counted; after a failure, or when no id is left, it is freed.
+ */
+static struct syshax_buf *syshax_buf_finish(struct syshax_buf *buf, int ret)
 {
-	int ret;
-
-	ret = xa_alloc_cyclic(&syshax_bufs, &buf->id, buf,
-			      XA_LIMIT(1, SYSHAX_MAX_HANDLE), &syshax_next_id,
-			      GFP_KERNEL);
-	if (ret < 0)
-		return ret == -EBUSY ? -ENOSPC : ret;
-	syshax_stats_buf(buf, true);
-	return 0;
+	if (!ret) {
+		ret = xa_alloc_cyclic(&syshax_bufs, &buf->id, buf,
+				      XA_LIMIT(1, SYSHAX_MAX_HANDLE),
+				      &syshax_next_id, GFP_KERNEL);
+		if (ret >= 0) {
+			syshax_stats_buf(buf, true);
+			return buf;
+		}
+		if (ret == -EBUSY)
+			ret = -ENOSPC;
+	}
+	syshax_buf_destroy(buf);
+	return ERR_PTR(ret);
 }
 
 static void syshax_buf_release(struct kref *ref)
@@ -206,7 +213,7 @@ struct syshax_buf *syshax_buf_alloc(u64 size, int node, u32 flags)
 	unsigned long pages, done = 0;
 	unsigned int cap = 0;
 	bool remote = false;
-	int nid, ret;
+	int nid, ret = 0;
 
 	if (!syshax_size_ok(size))
 		return ERR_PTR(-EINVAL);
@@ -231,30 +238,24 @@ struct syshax_buf *syshax_buf_alloc(u64 size, int node, u32 flags)
 
 		if (fatal_signal_pending(current)) {
 			ret = -EINTR;
-			goto err;
+			goto out;
 		}
 		page = syshax_alloc_piece(nid, flags, &order, &remote);
 		if (!page) {
 			ret = -ENOMEM;
-			goto err;
+			goto out;
 		}
 		ret = syshax_charge(buf, 1UL << order);
 		if (!ret)
 			ret = syshax_buf_add(buf, page, 1U << order, &cap);
 		if (ret) {
 			__free_pages(page, order);
-			goto err;
+			goto out;
 		}
 		done += 1UL << order;
 	}
-	ret = syshax_buf_publish(buf);
-	if (ret)
-		goto err;
-	return buf;
-
-err:
-	syshax_buf_destroy(buf);
-	return ERR_PTR(ret);
+out:
+	return syshax_buf_finish(buf, ret);
 }
 
 struct syshax_buf *syshax_buf_register(u64 addr, u64 size)
@@ -263,7 +264,7 @@ struct syshax_buf *syshax_buf_register(u64 addr, u64 size)
 	struct syshax_buf *buf;
 	unsigned long pages, done = 0;
 	unsigned int cap = 0;
-	int ret;
+	int ret = 0;
 
 	if (!syshax_size_ok(size) || (addr | size) & ~PAGE_MASK ||
 	    addr + size < addr)
@@ -281,37 +282,31 @@ struct syshax_buf *syshax_buf_register(u64 addr, u64 size)
 
 		if (fatal_signal_pending(current)) {
 			ret = -EINTR;
-			goto err;
+			goto out;
 		}
 		ret = syshax_charge(buf, n);
 		if (ret)
-			goto err;
+			goto out;
 		got = pin_user_pages_fast(addr + (done << PAGE_SHIFT), n,
 					  FOLL_WRITE | FOLL_LONGTERM, batch);
 		if (got < n)
 			syshax_uncharge(buf, n - max(got, 0));
 		if (got <= 0) {
 			ret = got ? got : -EFAULT;
-			goto err;
+			goto out;
 		}
 		for (i = 0; i < got; i++) {
 			ret = syshax_buf_add(buf, batch[i], 1, &cap);
 			if (ret) {
 				unpin_user_pages(batch + i, got - i);
 				syshax_uncharge(buf, got - i);
-				goto err;
+				goto out;
 			}
 		}
 		done += got;
 	}
-	ret = syshax_buf_publish(buf);
-	if (ret)
-		goto err;
-	return buf;
-
-err:
-	syshax_buf_destroy(buf);
-	return ERR_PTR(ret);
+out:
+	return syshax_buf_finish(buf, ret);
 }
 
 u64 syshax_handle_mmap_offset(u32 handle)
