@@ -29,21 +29,36 @@ static int syshax_ioctl_version(void __user *uarg)
 	return copy_to_user(uarg, &v, sizeof(v)) ? -EFAULT : 0;
 }
 
-/* Gives ctx a handle for a new buffer, which then holds its only reference. */
+/*
+ * Gives ctx a handle for a new buffer, which then holds its only reference,
+ * and copies the arguments (handle and mmap_offset filled in) out to uarg;
+ * a handle the caller cannot learn is freed again.
+ */
 static int syshax_install_new(struct syshax_ctx *ctx, struct syshax_buf *buf,
-			      u32 *handle, u64 *mmap_offset)
+			      u32 *handle, u64 *mmap_offset,
+			      void __user *uarg, const void *args, size_t len)
 {
 	int ret = syshax_ctx_install_buf(ctx, buf, handle, mmap_offset);
 
 	syshax_buf_put(buf);
-	return ret;
+	if (ret)
+		return ret;
+	if (copy_to_user(uarg, args, len)) {
+		syshax_ctx_free_handle(ctx, *handle);
+		return -EFAULT;
+	}
+	return 0;
 }
+
+/* For the *_args structs that carry handle and mmap_offset. */
+#define syshax_install_out(ctx, buf, uarg, a)				\
+	syshax_install_new(ctx, buf, &(a).handle, &(a).mmap_offset,	\
+			   uarg, &(a), sizeof(a))
 
 static int syshax_ioctl_buf_alloc(struct syshax_ctx *ctx, void __user *uarg)
 {
 	struct syshax_buf_alloc_args a;
 	struct syshax_buf *buf;
-	int ret;
 
 	if (copy_from_user(&a, uarg, sizeof(a)))
 		return -EFAULT;
@@ -54,14 +69,7 @@ static int syshax_ioctl_buf_alloc(struct syshax_ctx *ctx, void __user *uarg)
 		return PTR_ERR(buf);
 	a.size = buf->size;
 	a.id = buf->id;
-	ret = syshax_install_new(ctx, buf, &a.handle, &a.mmap_offset);
-	if (ret)
-		return ret;
-	if (copy_to_user(uarg, &a, sizeof(a))) {
-		syshax_ctx_free_handle(ctx, a.handle);
-		return -EFAULT;
-	}
-	return 0;
+	return syshax_install_out(ctx, buf, uarg, a);
 }
 
 static int syshax_ioctl_buf_free(struct syshax_ctx *ctx, void __user *uarg)
@@ -102,7 +110,6 @@ static int syshax_ioctl_buf_register(struct syshax_ctx *ctx, void __user *uarg)
 {
 	struct syshax_buf_register_args a;
 	struct syshax_buf *buf;
-	int ret;
 
 	if (copy_from_user(&a, uarg, sizeof(a)))
 		return -EFAULT;
@@ -112,14 +119,7 @@ static int syshax_ioctl_buf_register(struct syshax_ctx *ctx, void __user *uarg)
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 	a.id = buf->id;
-	ret = syshax_install_new(ctx, buf, &a.handle, &a.mmap_offset);
-	if (ret)
-		return ret;
-	if (copy_to_user(uarg, &a, sizeof(a))) {
-		syshax_ctx_free_handle(ctx, a.handle);
-		return -EFAULT;
-	}
-	return 0;
+	return syshax_install_out(ctx, buf, uarg, a);
 }
 
 static int syshax_ioctl_buf_export(struct syshax_ctx *ctx, void __user *uarg)
@@ -160,7 +160,6 @@ static int syshax_ioctl_buf_import(struct syshax_ctx *ctx, void __user *uarg)
 {
 	struct syshax_buf_import_args a;
 	struct syshax_buf *buf;
-	int ret;
 
 	if (copy_from_user(&a, uarg, sizeof(a)))
 		return -EFAULT;
@@ -171,14 +170,7 @@ static int syshax_ioctl_buf_import(struct syshax_ctx *ctx, void __user *uarg)
 		return PTR_ERR(buf);
 	a.size = buf->size;
 	a.id = buf->id;
-	ret = syshax_install_new(ctx, buf, &a.handle, &a.mmap_offset);
-	if (ret)
-		return ret;
-	if (copy_to_user(uarg, &a, sizeof(a))) {
-		syshax_ctx_free_handle(ctx, a.handle);
-		return -EFAULT;
-	}
-	return 0;
+	return syshax_install_out(ctx, buf, uarg, a);
 }
 
 static int syshax_ioctl_stats(void __user *uarg)
