@@ -19,7 +19,6 @@
 #define T_SIZE	(4 * T_MIB)
 #define T_PARAM	"/sys/module/syshax/parameters/max_pinned_mb"
 
-static int g_fd = -1;
 
 /* In the VM everything a test needs is there: a missing piece fails. */
 static void t_skip(const char *what)
@@ -927,23 +926,9 @@ static void test_concurrent(void)
 	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
 }
 
-static int t_suite_init(void)
-{
-	g_fd = t_open();
-	return g_fd < 0;
-}
-
-static int t_suite_clean(void)
-{
-	return close(g_fd);
-}
-
 int main(void)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
+	static const struct t_test tests[] = {
 		{ "version", test_version },
 		{ "alloc_node0", test_alloc_node0 },
 		{ "alloc_node1", test_alloc_node1 },
@@ -965,16 +950,7 @@ int main(void)
 		{ "register_hugetlbfs", test_register_hugetlbfs },
 		{ "concurrent", test_concurrent },
 	};
-	CU_pSuite suite;
 
-	t_require_device("buf_test");
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	suite = CU_add_suite("kmod_buf", t_suite_init, t_suite_clean);
-	if (!suite)
-		return 1;
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			return 1;
-	return t_run();
+	return T_MAIN("buf_test", "kmod_buf", t_suite_open,
+		      t_suite_close, tests);
 }

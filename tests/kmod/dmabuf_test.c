@@ -16,7 +16,6 @@
 
 #define T_SIZE	(4 * T_MIB)
 
-static int g_fd = -1;
 
 static void t_skip(const char *what)
 {
@@ -450,23 +449,9 @@ static void test_share_with_child(void)
 	CU_ASSERT_EQUAL(t_pinned(g_fd), sh.pinned_before);
 }
 
-static int t_suite_init(void)
-{
-	g_fd = t_open();
-	return g_fd < 0;
-}
-
-static int t_suite_clean(void)
-{
-	return close(g_fd);
-}
-
 int main(void)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
+	static const struct t_test tests[] = {
 		{ "export_flags", test_export_flags },
 		{ "dmabuf_mmap", test_dmabuf_mmap },
 		{ "import_self", test_import_self },
@@ -475,16 +460,7 @@ int main(void)
 		{ "import_foreign", test_import_foreign },
 		{ "share_with_child", test_share_with_child },
 	};
-	CU_pSuite suite;
 
-	t_require_device("dmabuf_test");
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	suite = CU_add_suite("kmod_dmabuf", t_suite_init, t_suite_clean);
-	if (!suite)
-		return 1;
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			return 1;
-	return t_run();
+	return T_MAIN("dmabuf_test", "kmod_dmabuf", t_suite_open,
+		      t_suite_close, tests);
 }

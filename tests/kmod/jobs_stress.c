@@ -269,26 +269,11 @@ static void t_random(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
+	static const struct t_test tests[] = {
 		{ "two engines, four clients", t_two_engines },
 		{ "random clients and engine", t_random },
 	};
-	CU_pSuite s;
-	unsigned int i;
 
-	t_require_device("kmod_jobs_stress");
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("kmod jobs stress", NULL, NULL);
-	for (i = 0; s && i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			s = NULL;
-	if (!s) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	return t_run();
+	return T_MAIN("kmod_jobs_stress", "kmod jobs stress", NULL,
+		      NULL, tests);
 }

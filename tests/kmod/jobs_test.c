@@ -542,12 +542,10 @@ static void t_sysfs_counters(void)
 	CU_ASSERT_EQUAL(sum, st.jobs_completed + st.jobs_failed);
 	close(cl);
 }
+
 int main(void)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
+	static const struct t_test tests[] = {
 		{ "version has jobs", t_version },
 		{ "engine attach permission", t_attach_permission },
 		{ "engine calls need attach", t_engine_calls_need_attach },
@@ -565,19 +563,6 @@ int main(void)
 		{ "sysfs job counters", t_sysfs_counters },
 		{ "bad pointers lose no job", t_faults },
 	};
-	CU_pSuite s;
-	unsigned int i;
 
-	t_require_device("kmod_jobs");
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("kmod jobs", NULL, NULL);
-	for (i = 0; s && i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			s = NULL;
-	if (!s) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	return t_run();
+	return T_MAIN("kmod_jobs", "kmod jobs", NULL, NULL, tests);
 }

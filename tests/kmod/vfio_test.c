@@ -30,7 +30,6 @@
 #define T_IOVA		0x100000ULL
 #define T_SIZE		(2 * T_MIB)
 
-static int g_fd = -1;
 
 static void t_skip(const char *what)
 {
@@ -259,26 +258,12 @@ static void test_vfio_dma(void)
 	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
 }
 
-static int t_suite_init(void)
-{
-	g_fd = t_open();
-	return g_fd < 0;
-}
-
-static int t_suite_clean(void)
-{
-	return close(g_fd);
-}
-
 int main(void)
 {
-	CU_pSuite suite;
+	static const struct t_test tests[] = {
+		{ "vfio_dma", test_vfio_dma },
+	};
 
-	t_require_device("vfio_test");
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	suite = CU_add_suite("kmod_vfio", t_suite_init, t_suite_clean);
-	if (!suite || !CU_add_test(suite, "vfio_dma", test_vfio_dma))
-		return 1;
-	return t_run();
+	return T_MAIN("vfio_test", "kmod_vfio", t_suite_open, t_suite_close,
+		      tests);
 }
