@@ -426,16 +426,20 @@ static void test_pinned_counter(void)
 	CU_ASSERT_EQUAL(t_sysfs("nr_bufs"), bufs);
 }
 
-static int t_write_param(const char *val)
+/* A value into a sysfs or cgroup file: 0 or -errno. */
+static int t_write_file(const char *path, const char *val)
 {
-	int fd = open(T_PARAM, O_WRONLY);
+	int fd = open(path, O_WRONLY);
 	ssize_t n;
+	int ret;
 
 	if (fd < 0)
 		return -errno;
 	n = write(fd, val, strlen(val));
+	/* A short write is a failure too, with errno unset. */
+	ret = n < 0 ? -errno : n == (ssize_t)strlen(val) ? 0 : -EIO;
 	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -EIO;
+	return ret;
 }
 
 /* max_pinned_mb caps all buffers together: over it, -ENOMEM. */
@@ -455,7 +459,7 @@ static void test_cap(void)
 	}
 	fclose(f);
 	CU_ASSERT_EQUAL_FATAL(before, 0);
-	CU_ASSERT_EQUAL_FATAL(t_write_param("8"), 0);
+	CU_ASSERT_EQUAL_FATAL(t_write_file(T_PARAM, "8"), 0);
 	CU_ASSERT_EQUAL(t_ioctl(g_fd, SYSHAX_IOC_VERSION, &v), 0);
 	CU_ASSERT_EQUAL(v.max_pinned, 8 * T_MIB);
 	CU_ASSERT_EQUAL(t_alloc(g_fd, 16 * T_MIB, 0, 0, &a), -ENOMEM);
@@ -465,7 +469,7 @@ static void test_cap(void)
 	CU_ASSERT_EQUAL(t_alloc(g_fd, 2 * T_MIB, 0, 0, &b), 0);
 	CU_ASSERT_EQUAL(t_free(g_fd, b.handle), 0);
 	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
-	CU_ASSERT_EQUAL(t_write_param(old), 0);
+	CU_ASSERT_EQUAL(t_write_file(T_PARAM, old), 0);
 	CU_ASSERT_EQUAL(t_pinned(g_fd), 0);
 }
 
@@ -520,7 +524,7 @@ static void test_alloc_fallback(void)
 	CU_ASSERT_FATAL(f && fgets(old, sizeof(old), f));
 	fclose(f);
 	snprintf(cap, sizeof(cap), "%llu", (unsigned long long)(free0 + free1) >> 20);
-	CU_ASSERT_EQUAL_FATAL(t_write_param(cap), 0);
+	CU_ASSERT_EQUAL_FATAL(t_write_file(T_PARAM, cap), 0);
 
 	CU_ASSERT_EQUAL(t_alloc(g_fd, size, 1, 0, &a), -ENOMEM);
 	CU_ASSERT_EQUAL(t_pinned(g_fd), 0);
@@ -545,7 +549,7 @@ static void test_alloc_fallback(void)
 		}
 		CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
 	}
-	CU_ASSERT_EQUAL(t_write_param(old), 0);
+	CU_ASSERT_EQUAL(t_write_file(T_PARAM, old), 0);
 	CU_ASSERT_EQUAL(t_pinned(g_fd), 0);
 }
 
@@ -605,18 +609,6 @@ static void test_rlimit_unprivileged(void)
 
 #define T_CG	"/sys/fs/cgroup"
 #define T_CG_T	T_CG "/syshax-test"
-
-static int t_write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -errno;
-}
 
 /* A number from a file, without malloc (the memcg child counts its pages). */
 static long long t_read_ll(const char *path)
