@@ -292,7 +292,9 @@ INLINE void quant_tile(const struct shxk_gemm_args *a, int q4, size_t n,
 			float dw;
 			__m256i w;
 
-			_mm_prefetch((const char *)b + SHXK_PREFETCH, _MM_HINT_T0);
+			/* Once per 64 bytes or less of each row's stream. */
+			if (!q4 || !(j & 1))
+				_mm_prefetch((const char *)b + SHXK_PREFETCH, _MM_HINT_T0);
 			memcpy(&dh, b, 2);
 			dw = _cvtsh_ss(dh);
 			if (q4)

@@ -231,7 +231,9 @@ INLINE void quant_tile(const struct shxk_gemm_args *a, int q4, size_t n,
 			const uint8_t *b = a->w + (n + r) * a->wstride + j * bs;
 			__m256i w = wbytes(b + 2, q4);
 
-			_mm_prefetch((const char *)b + SHXK_PREFETCH, _MM_HINT_T0);
+			/* Once per 64 bytes or less of each row's stream. */
+			if (!q4 || !(j & 1))
+				_mm_prefetch((const char *)b + SHXK_PREFETCH, _MM_HINT_T0);
 			uint16_t dh;
 			float dw;
 
