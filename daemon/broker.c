@@ -585,13 +585,18 @@ int shxd_broker_run(struct shxd_broker *b, volatile sig_atomic_t *stop)
 
 /* ---- Setup -------------------------------------------------------------- */
 
-/* Creates the socket's directory (one level) and binds; a socket file
- * nobody answers on is stale and replaced. */
-static int bind_path(struct shxd_broker *b)
+/*
+ * Creates the socket's directory (one level), then listens on b->path. The
+ * socket is bound and listening under a temporary name in that directory
+ * before it is linked to b->path, so a client that finds the path can
+ * connect at once. A socket file nobody answers on is stale and replaced;
+ * link() never replaces a live one that appeared meanwhile.
+ */
+static int listen_path(struct shxd_broker *b)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[sizeof(b->path)], *slash;
-	int probe, ret;
+	int probe, n, ret;
 
 	strcpy(sa.sun_path, b->path);
 	strcpy(dir, b->path);
@@ -610,14 +615,23 @@ static int bind_path(struct shxd_broker *b)
 		return -EADDRINUSE;
 	if (errno == ECONNREFUSED)
 		unlink(b->path);
+
+	/* The temporary name: .syshaxd-<pid> beside b->path. */
+	n = slash ? (int)(slash - dir) + 1 : 0;
+	ret = snprintf(sa.sun_path, sizeof(sa.sun_path), "%.*s.syshaxd-%d",
+		       n, b->path, (int)getpid());
+	if (ret < 0 || (size_t)ret >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	/* Left by an earlier process of this pid. */
+	unlink(sa.sun_path);
 	if (bind(b->lfd, (struct sockaddr *)&sa, sizeof(sa)))
 		return -errno;
-	if (chmod(b->path, b->conf.socket_mode)) {
-		ret = -errno;
-		unlink(b->path);
-		return ret;
-	}
-	return 0;
+	ret = 0;
+	if (chmod(sa.sun_path, b->conf.socket_mode) || listen(b->lfd, 128) ||
+	    link(sa.sun_path, b->path))
+		ret = errno == EEXIST ? -EADDRINUSE : -errno;
+	unlink(sa.sun_path);
+	return ret;
 }
 
 int shxd_broker_create(const struct shxd_broker_conf *conf,
@@ -668,14 +682,9 @@ int shxd_broker_create(const struct shxd_broker_conf *conf,
 		ret = -errno;
 		goto err;
 	}
-	ret = bind_path(b);
+	ret = listen_path(b);
 	if (ret)
 		goto err;
-	if (listen(b->lfd, 128)) {
-		ret = -errno;
-		unlink(b->path);
-		goto err;
-	}
 	b->listen_tag.kind = BK_LISTEN;
 	ev.data.ptr = &b->listen_tag;
 	epoll_ctl(b->epfd, EPOLL_CTL_ADD, b->lfd, &ev);

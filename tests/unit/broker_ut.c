@@ -3,6 +3,7 @@
  * syshaxd's userspace broker, driven through libsyshax-rt: the broker runs
  * in a thread on a private socket; the test is its clients and its engine.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -73,6 +74,42 @@ static int t_teardown(void)
 	return g_run_ret;
 }
 
+/* waitpid() for a child that must end within secs: one that does not is
+ * killed and counts as a failure (-1), so that no case hangs the suite. */
+static int t_wait_child(pid_t pid, int secs)
+{
+	int status = -1, i;
+
+	for (i = 0; i < secs * 1000; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(1000);
+	}
+	printf("\n  child %d still running after %d s: killed ", (int)pid, secs);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/* Entries in the folder of path, besides . and .. (-1 on error). */
+static int t_dir_entries(const char *path)
+{
+	char dir[160];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = 0;
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
 static struct syshax *t_open(void)
 {
 	struct syshax_open_opts o = {
@@ -116,6 +153,66 @@ static void t_create_twice(void)
 
 	CU_ASSERT_EQUAL(shxd_broker_create(&c, &b), -EADDRINUSE);
 	CU_ASSERT_STRING_EQUAL(shxd_broker_path(g_b), g_path);
+}
+
+/* Child: waits (at most 5 s) for path to appear, then connects to it at
+ * once. 0: connected, 1: refused or failed, 2: the path never came. */
+static int t_connect_when_seen(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	time_t end = time(NULL) + 5;
+	int fd;
+
+	while (access(path, F_OK))
+		if (time(NULL) > end)
+			return 2;
+	memcpy(sa.sun_path, path, strnlen(path, sizeof(sa.sun_path) - 1));
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return 1;
+	close(fd);
+	return 0;
+}
+
+/* The socket path appears only once the broker listens, so a client that
+ * finds it connects at once; a stale socket file is replaced; nothing else
+ * is left beside it. */
+static void t_path_ready(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct shxd_broker_conf c = { .socket_path = NULL };
+	struct shxd_broker *b;
+	char path[sizeof(sa.sun_path)];
+	int i, fd, status;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/ready/r.sock", g_dir);
+	c.socket_path = path;
+	/* The race it looks for is short: many rounds. */
+	for (i = 0; i < 100; i++) {
+		pid = fork();
+		CU_ASSERT_FATAL(pid >= 0);
+		if (!pid)
+			_exit(t_connect_when_seen(path));
+		CU_ASSERT_EQUAL(shxd_broker_create(&c, &b), 0);
+		status = t_wait_child(pid, 10);
+		if (b)
+			shxd_broker_destroy(b);
+		b = NULL;
+		CU_ASSERT_EQUAL(status, 0);
+	}
+	/* Stale: a socket file that nobody listens on. */
+	memcpy(sa.sun_path, path, sizeof(path));
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL_FATAL(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+	CU_ASSERT_EQUAL_FATAL(shxd_broker_create(&c, &b), 0);
+	CU_ASSERT_EQUAL(t_dir_entries(path), 1);
+	shxd_broker_destroy(b);
+	CU_ASSERT_EQUAL(t_dir_entries(path), 0);
+	*strrchr(path, '/') = 0;
+	CU_ASSERT_EQUAL(rmdir(path), 0);
 }
 
 static void t_version(void)
@@ -843,6 +940,7 @@ int main(void)
 	s = CU_add_suite("userspace broker", t_setup, t_teardown);
 	CU_add_test(s, "a second broker on the path: -EADDRINUSE",
 		    t_create_twice);
+	CU_add_test(s, "the socket path answers once it exists", t_path_ready);
 	CU_add_test(s, "VERSION", t_version);
 	CU_add_test(s, "alloc, map, info, stats, free", t_alloc_map_free);
 	CU_add_test(s, "alloc errors", t_alloc_errors);
