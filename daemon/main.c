@@ -139,8 +139,7 @@ static int run_broker(const struct shxd_config *cfg, struct engine_thread *t,
 			 strerror(-ret));
 		return ret;
 	}
-	/* Engines may still be connecting when b is gone. The "listening on"
-	 * line tells scripts/with-syshaxd that clients may connect. */
+	/* Engines may still be connecting when b is gone. */
 	snprintf(path, sizeof(path), "%s", shxd_broker_path(b));
 	shxd_log(LOG_INFO, "broker listening on %s (%u engine threads)",
 		 path, n);

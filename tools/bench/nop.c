@@ -150,11 +150,9 @@ static int start_userspace(const char *exe, struct daemon_proc *d,
 		}
 		nanosleep(&pause, NULL);
 	}
-	/* The socket file exists from bind(), before listen(). */
+	/* The socket file appears once syshaxd listens on it. */
 	oo.path = d->sock;
-	while ((ret = syshax_open(sh, &oo)) == -ECONNREFUSED &&
-	       bench_now_ns() < deadline)
-		nanosleep(&pause, NULL);
+	ret = syshax_open(sh, &oo);
 	if (ret)
 		return ret;
 	return wait_engine(*sh);
