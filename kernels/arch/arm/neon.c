@@ -146,8 +146,8 @@ void shxk_gemm_bf16_neon(const struct shxk_gemm_args *a)
 
 /* ---- attention rows ---- */
 
-float shxk_kv_dot_neon(enum shxk_type t, const float *q, const void *k,
-		       size_t n)
+INLINE float kv_dot_t(enum shxk_type t, const float *q, const void *k,
+		      size_t n)
 {
 	size_t n4 = n & ~(size_t)3;
 	float32x4_t acc = vdupq_n_f32(0.0f);
@@ -160,8 +160,8 @@ float shxk_kv_dot_neon(enum shxk_type t, const float *q, const void *k,
 	return vaddvq_f32(acc) + s;
 }
 
-void shxk_kv_axpy_neon(enum shxk_type t, float *o, float c, const float *p,
-		       const void *const *v, size_t nr, size_t n)
+INLINE void kv_axpy_t(enum shxk_type t, float *o, float c, const float *p,
+		      const void *const *v, size_t nr, size_t n)
 {
 	size_t n4 = n & ~(size_t)3;
 
@@ -179,6 +179,28 @@ void shxk_kv_axpy_neon(enum shxk_type t, float *o, float c, const float *p,
 			acc += p[r] * load_w1(t, v[r], e);
 		o[e] = acc;
 	}
+}
+
+/* One instance per KV type: no type switch inside the loops. */
+float shxk_kv_dot_neon(enum shxk_type t, const float *q, const void *k,
+		       size_t n)
+{
+	if (t == SHXK_F16)
+		return kv_dot_t(SHXK_F16, q, k, n);
+	if (t == SHXK_BF16)
+		return kv_dot_t(SHXK_BF16, q, k, n);
+	return kv_dot_t(SHXK_F32, q, k, n);
+}
+
+void shxk_kv_axpy_neon(enum shxk_type t, float *o, float c, const float *p,
+		       const void *const *v, size_t nr, size_t n)
+{
+	if (t == SHXK_F16)
+		kv_axpy_t(SHXK_F16, o, c, p, v, nr, n);
+	else if (t == SHXK_BF16)
+		kv_axpy_t(SHXK_BF16, o, c, p, v, nr, n);
+	else
+		kv_axpy_t(SHXK_F32, o, c, p, v, nr, n);
 }
 
 /* ---- Q8_0 / Q4_0 ---- */

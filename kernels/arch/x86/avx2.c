@@ -205,7 +205,7 @@ static void gemm_bf16(const struct shxk_gemm_args *a)
 
 /* ---- attention rows ---- */
 
-static float kv_dot(enum shxk_type t, const float *q, const void *k, size_t n)
+INLINE float kv_dot_t(enum shxk_type t, const float *q, const void *k, size_t n)
 {
 	size_t n8 = n & ~(size_t)7;
 	__m256 acc = _mm256_setzero_ps();
@@ -218,7 +218,7 @@ static float kv_dot(enum shxk_type t, const float *q, const void *k, size_t n)
 	return hsum256(acc) + s;
 }
 
-static void kv_axpy(enum shxk_type t, float *o, float c, const float *p,
+INLINE void kv_axpy_t(enum shxk_type t, float *o, float c, const float *p,
 		    const void *const *v, size_t nr, size_t n)
 {
 	size_t n8 = n & ~(size_t)7;
@@ -237,6 +237,27 @@ static void kv_axpy(enum shxk_type t, float *o, float c, const float *p,
 			acc += p[r] * load_w1(t, v[r], e);
 		o[e] = acc;
 	}
+}
+
+/* One instance per KV type: no type switch inside the loops. */
+static float kv_dot(enum shxk_type t, const float *q, const void *k, size_t n)
+{
+	if (t == SHXK_F16)
+		return kv_dot_t(SHXK_F16, q, k, n);
+	if (t == SHXK_BF16)
+		return kv_dot_t(SHXK_BF16, q, k, n);
+	return kv_dot_t(SHXK_F32, q, k, n);
+}
+
+static void kv_axpy(enum shxk_type t, float *o, float c, const float *p,
+		    const void *const *v, size_t nr, size_t n)
+{
+	if (t == SHXK_F16)
+		kv_axpy_t(SHXK_F16, o, c, p, v, nr, n);
+	else if (t == SHXK_BF16)
+		kv_axpy_t(SHXK_BF16, o, c, p, v, nr, n);
+	else
+		kv_axpy_t(SHXK_F32, o, c, p, v, nr, n);
 }
 
 /* ---- Q8_0 / Q4_0, row-major ---- */

@@ -147,7 +147,7 @@ static void gemm_bf16(const struct shxk_gemm_args *a)
 
 /* ---- attention rows ---- */
 
-static float kv_dot(enum shxk_type t, const float *q, const void *k, size_t n)
+INLINE float kv_dot_t(enum shxk_type t, const float *q, const void *k, size_t n)
 {
 	__m512 acc = _mm512_setzero_ps();
 
@@ -160,7 +160,7 @@ static float kv_dot(enum shxk_type t, const float *q, const void *k, size_t n)
 	return _mm512_reduce_add_ps(acc);
 }
 
-static void kv_axpy(enum shxk_type t, float *o, float c, const float *p,
+INLINE void kv_axpy_t(enum shxk_type t, float *o, float c, const float *p,
 		    const void *const *v, size_t nr, size_t n)
 {
 	for (size_t e = 0; e < n; e += 16) {
@@ -172,6 +172,27 @@ static void kv_axpy(enum shxk_type t, float *o, float c, const float *p,
 			acc = _mm512_fmadd_ps(_mm512_set1_ps(p[r]), load_w(t, v[r], e, m), acc);
 		_mm512_mask_storeu_ps(o + e, m, acc);
 	}
+}
+
+/* One instance per KV type: no type switch inside the loops. */
+static float kv_dot(enum shxk_type t, const float *q, const void *k, size_t n)
+{
+	if (t == SHXK_F16)
+		return kv_dot_t(SHXK_F16, q, k, n);
+	if (t == SHXK_BF16)
+		return kv_dot_t(SHXK_BF16, q, k, n);
+	return kv_dot_t(SHXK_F32, q, k, n);
+}
+
+static void kv_axpy(enum shxk_type t, float *o, float c, const float *p,
+		    const void *const *v, size_t nr, size_t n)
+{
+	if (t == SHXK_F16)
+		kv_axpy_t(SHXK_F16, o, c, p, v, nr, n);
+	else if (t == SHXK_BF16)
+		kv_axpy_t(SHXK_BF16, o, c, p, v, nr, n);
+	else
+		kv_axpy_t(SHXK_F32, o, c, p, v, nr, n);
 }
 
 /* ---- Q8_0 / Q4_0, row-major ---- */
