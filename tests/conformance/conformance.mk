@@ -7,7 +7,8 @@ CONF_SRCS := $(sort $(wildcard tests/conformance/*.c))
 CONF_OBJS := $(CONF_SRCS:%.c=$(B)/%.o)
 CONF_BIN  := $(B)/tests/conformance/conformance
 
-CPPFLAGS_tests += -I$(CURDIR)/runtime/include
+# tools/beside.h: finds the syshaxd built with the suite.
+CPPFLAGS_tests += -I$(CURDIR)/runtime/include -I$(CURDIR)/tools
 
 # Static library: the same binary runs in the VM guest.
 $(CONF_BIN): $(CONF_OBJS) $(SHRT_A)

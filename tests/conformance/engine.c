@@ -9,38 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "beside.h"
 #include "t.h"
 
 #define ENGINE_ATTACH_NS	(10 * T_SEC)
 
 static pid_t g_engine = -1;
-
-/* syshaxd beside the suite (build/syshaxd from build/tests/conformance/, or
- * the same folder, as in the VM's /bin), else the one on PATH. */
-static void find_syshaxd(char *out, size_t size)
-{
-	static const char *const rel[] = { "syshaxd", "../../syshaxd" };
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-	size_t i;
-
-	snprintf(out, size, "syshaxd");
-	if (n <= 0)
-		return;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		return;
-	*slash = '\0';
-	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		int len = snprintf(out, size, "%s/%s", self, rel[i]);
-
-		if (len > 0 && (size_t)len < size && !access(out, X_OK))
-			return;
-	}
-	snprintf(out, size, "syshaxd");
-}
 
 static bool has_engine(const struct syshax_stats_args *st, void *arg)
 {
@@ -56,6 +30,7 @@ static bool no_engine(const struct syshax_stats_args *st, void *arg)
 
 int t_engine_start(void)
 {
+	static const char *const rel[] = { "syshaxd", "../../syshaxd" };
 	const char *cmd = getenv("SYSHAX_ENGINE_CMD");
 	char path[PATH_MAX];
 	pid_t pid;
@@ -68,7 +43,10 @@ int t_engine_start(void)
 	ret = t_stats_until(no_engine, NULL, 5 * T_SEC);
 	if (ret)
 		return ret;
-	find_syshaxd(path, sizeof(path));
+	/* syshaxd beside the suite (build/syshaxd from build/tests/conformance/,
+	 * or the same folder, as in the VM's /bin), else the one on PATH. */
+	beside_path(path, sizeof(path), "syshaxd", rel,
+		    sizeof(rel) / sizeof(rel[0]));
 	pid = fork();
 	if (pid < 0)
 		return -errno;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "beside.h"
 #include "bench.h"
 #include "syshax/rt.h"
 
@@ -42,27 +43,6 @@ static int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
-}
-
-/* syshaxd beside this program (build/), else on PATH. */
-static void find_syshaxd(char *out, size_t size)
-{
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-	int len;
-
-	if (n > 0) {
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			len = snprintf(out, size, "%s/syshaxd", self);
-			if (len > 0 && (size_t)len < size && !access(out, X_OK))
-				return;
-		}
-	}
-	snprintf(out, size, "syshaxd");
 }
 
 static int spawn(const char *exe, char *const argv[], const char *device)
@@ -304,8 +284,12 @@ int bench_nop_main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!exe[0])
-		find_syshaxd(exe, sizeof(exe));
+	if (!exe[0]) {
+		/* syshaxd beside this program (build/), else on PATH. */
+		static const char *const rel[] = { "syshaxd" };
+
+		beside_path(exe, sizeof(exe), "syshaxd", rel, 1);
+	}
 
 	for (b = 0; b < 2; b++) {
 		const char *name = b ? "kernel" : "userspace";
