@@ -766,7 +766,8 @@ static int t_as_nobody(void)
 
 	if (setgid(65534) || setuid(65534))
 		return 10;
-	/* The VM guest's root directory is 0700: nobody reaches no socket. */
+	/* Below a folder closed to others (a private TMPDIR, say) nobody
+	 * reaches no socket: the case skips there. */
 	if (access(g_path, W_OK) && errno == EACCES)
 		return 77;
 	ret = syshax_open(&sh, &o);
@@ -784,7 +785,7 @@ static int t_as_nobody(void)
 
 static void t_engine_privilege(void)
 {
-	int status = -1;
+	int status;
 	pid_t pid;
 
 	if (geteuid()) {
@@ -796,7 +797,7 @@ static void t_engine_privilege(void)
 	CU_ASSERT_FATAL(pid >= 0);
 	if (!pid)
 		_exit(t_as_nobody());
-	waitpid(pid, &status, 0);
+	status = t_wait_child(pid, 30);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
 		printf("\n  SKIP: user nobody cannot reach %s ", g_path);
 		return;
@@ -840,7 +841,9 @@ static int t_user_defaults(const char *xdg)
 	if (strcmp(shxd_broker_path(b), want))
 		return 13;
 	g_stop2 = 0;
-	pthread_create(&th, NULL, t_broker2_main, b);
+	/* Without the broker's thread the open would wait for ever. */
+	if (pthread_create(&th, NULL, t_broker2_main, b))
+		return 15;
 	ret = syshax_open(&sh, &o);
 	if (!ret)
 		syshax_close(sh);
@@ -853,7 +856,7 @@ static int t_user_defaults(const char *xdg)
 static void t_defaults(void)
 {
 	char xdg[200];
-	int status = -1;
+	int status;
 	pid_t pid;
 
 	if (geteuid()) {
@@ -868,7 +871,7 @@ static void t_defaults(void)
 	CU_ASSERT_FATAL(pid >= 0);
 	if (!pid)
 		_exit(t_user_defaults(xdg));
-	waitpid(pid, &status, 0);
+	status = t_wait_child(pid, 30);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
 		printf("\n  SKIP: user nobody cannot reach %s ", xdg);
 		rmdir(xdg);
@@ -916,7 +919,7 @@ static void t_broker_gone(void)
 	o.path = path;
 	CU_ASSERT_EQUAL_FATAL(shxd_broker_create(&c, &b), 0);
 	g_stop2 = 0;
-	pthread_create(&th, NULL, t_broker2_main, b);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, t_broker2_main, b), 0);
 	CU_ASSERT_EQUAL_FATAL(syshax_open(&sh, &o), 0);
 	g_stop2 = 1;
 	pthread_join(th, NULL);
