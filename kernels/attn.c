@@ -41,23 +41,53 @@ void shxk_kv_axpy_generic(enum shxk_type t, float *o, float c,
 	}
 }
 
+/* Position pos's row of kv head g in the K or V array base. */
+static const void *kv_row(const struct shxk_kv_cache *kv, const int32_t *block_table,
+			  const void *base, size_t pos, size_t g)
+{
+	size_t es = kv->type == SHXK_F32 ? 4 : 2;
+	size_t row = ((size_t)block_table[pos / kv->block_size] * kv->block_size +
+		      pos % kv->block_size) * kv->kv_heads + g;
+
+	return (const uint8_t *)base + row * kv->head_dim * es;
+}
+
 /* Query heads handled per pass over the context (stack state per head). */
-#define HEADS_PER_PASS 16
+#define HEADS_PER_PASS 64
 /* Context positions per softmax step: one max update and one rescale of
  * the output per chunk rather than per position. */
 #define CHUNK 16
 
+/* Asks for positions [p0, p1)'s rows of kv heads [g0, g1], contiguous. */
+static void kv_prefetch(const struct shxk_kv_cache *kv,
+			const int32_t *block_table, size_t p0, size_t p1,
+			size_t g0, size_t g1)
+{
+	size_t es = kv->type == SHXK_F32 ? 4 : 2;
+	size_t len = (g1 - g0 + 1) * kv->head_dim * es;
+
+	for (size_t p = p0; p < p1; p++) {
+		const char *pk = kv_row(kv, block_table, kv->k, p, g0);
+		const char *pv = kv_row(kv, block_table, kv->v, p, g0);
+
+		for (size_t o = 0; o < len; o += 64) {
+			__builtin_prefetch(pk + o);
+			__builtin_prefetch(pv + o);
+		}
+	}
+}
+
 /*
- * Heads [hs, he), all reading kv head g: each K and V row is read once per
- * pass and used by every head of the GQA group (from L1 after the first),
- * so the KV traffic does not grow with the group size.
+ * Heads [hs, hs + HEADS_PER_PASS at most) in one pass over the context:
+ * the KV rows of a position are read once, in order, for all their heads,
+ * and the heads of a GQA group reuse them from L1.
  */
-static void attn_heads(const struct shxk_kv_cache *kv, const int32_t *block_table,
-		       const float *q, float scale, size_t c0, size_t c1,
-		       float *out, float *ml, size_t g, size_t hs, size_t he)
+static void attn_pass(const struct shxk_kv_cache *kv, const int32_t *block_table,
+		      const float *q, float scale, size_t c0, size_t c1,
+		      float *out, float *ml, size_t group, size_t hs, size_t he)
 {
 	const struct shxk_ops *ops = shxk_ops_current();
-	size_t hd = kv->head_dim, es = kv->type == SHXK_F32 ? 4 : 2;
+	size_t hd = kv->head_dim;
 	float mx[HEADS_PER_PASS], l[HEADS_PER_PASS];
 
 	for (size_t h = hs; h < he; h++) {
@@ -67,21 +97,22 @@ static void attn_heads(const struct shxk_kv_cache *kv, const int32_t *block_tabl
 			out[h * hd + e] = 0.0f;
 	}
 	for (size_t c = c0; c < c1; c += CHUNK) {
-		size_t nr = c1 - c < CHUNK ? c1 - c : CHUNK;
+		size_t nr = c1 - c < CHUNK ? c1 - c : CHUNK, g = SIZE_MAX;
 		const void *kr[CHUNK], *vr[CHUNK];
 
-		for (size_t r = 0; r < nr; r++) {
-			size_t pos = c + r;
-			size_t row = ((size_t)block_table[pos / kv->block_size] *
-				      kv->block_size + pos % kv->block_size) *
-				     kv->kv_heads + g;
-
-			kr[r] = (const uint8_t *)kv->k + row * hd * es;
-			vr[r] = (const uint8_t *)kv->v + row * hd * es;
-		}
+		/* The hardware prefetcher does not follow block tables. */
+		kv_prefetch(kv, block_table, c + nr, c + nr + (c1 - c - nr < CHUNK ?
+			    c1 - c - nr : CHUNK), hs / group, (he - 1) / group);
 		for (size_t h = hs; h < he; h++) {
 			float s[CHUNK], *m = &mx[h - hs], top = *m, corr = 1.0f, sum = 0.0f;
 
+			if (h / group != g) {
+				g = h / group;
+				for (size_t r = 0; r < nr; r++) {
+					kr[r] = kv_row(kv, block_table, kv->k, c + r, g);
+					vr[r] = kv_row(kv, block_table, kv->v, c + r, g);
+				}
+			}
 			for (size_t r = 0; r < nr; r++) {
 				s[r] = ops->kv_dot(kv->type, q + h * hd, kr[r], hd) * scale;
 				top = fmaxf(top, s[r]);
@@ -124,17 +155,9 @@ int shxk_attn_decode(const struct shxk_kv_cache *kv, const int32_t *block_table,
 	    h1 > q_heads)
 		return -EINVAL;
 	group = q_heads / kv->kv_heads;
-	for (size_t h = h0; h < h1;) {
-		size_t g = h / group;
-		size_t he = (g + 1) * group;
-
-		if (he > h1)
-			he = h1;
-		if (he > h + HEADS_PER_PASS)
-			he = h + HEADS_PER_PASS;
-		attn_heads(kv, block_table, q, scale, c0, c1, out, ml, g, h, he);
-		h = he;
-	}
+	for (size_t h = h0; h < h1; h += HEADS_PER_PASS)
+		attn_pass(kv, block_table, q, scale, c0, c1, out, ml, group, h,
+			  h1 - h < HEADS_PER_PASS ? h1 : h + HEADS_PER_PASS);
 	return 0;
 }
 

@@ -513,7 +513,8 @@ static void t_attn(void)
 	t_attn_case(SHXK_F16, 4, 4, 40, 7, 23);
 	t_attn_case(SHXK_BF16, 6, 1, 128, 32, 257);
 	t_attn_case(SHXK_F16, 2, 1, 8, 4, 1);
-	t_attn_case(SHXK_BF16, 40, 2, 24, 8, 50);	/* group > 16 heads */
+	t_attn_case(SHXK_BF16, 40, 2, 24, 8, 50);	/* group of 20 heads */
+	t_attn_case(SHXK_F32, 100, 4, 8, 4, 20);	/* > 64 heads: two passes */
 }
 
 static void t_attn_invalid(void)
