@@ -197,6 +197,21 @@ int __shrt_daemon_open(struct syshax *sh, const char *path)
 	return 0;
 }
 
+/* A call whose reply carries an fd (and no arrays): the fd, or -errno;
+ * -EPROTO when the reply came without one. */
+static int call_fd(struct syshax *sh, unsigned long cmd, void *args,
+		   size_t len)
+{
+	struct rpc r = {
+		.cmd = cmd, .args = args, .args_len = len, .fd_in = -1,
+	};
+	int ret = rpc(sh, &r);
+
+	if (ret < 0)
+		return ret;
+	return r.fd_out >= 0 ? r.fd_out : -EPROTO;
+}
+
 static int d_version(struct syshax *sh, struct syshax_version_args *v)
 {
 	return call(sh, SYSHAX_IOC_VERSION, v, sizeof(*v));
@@ -308,20 +323,13 @@ static int d_buf_register(struct syshax *sh,
 
 static int d_buf_export(struct syshax *sh, struct syshax_buf_export_args *e)
 {
-	struct rpc r = {
-		.cmd = SYSHAX_IOC_BUF_EXPORT, .args = e, .args_len = sizeof(*e),
-		.fd_in = -1,
-	};
-	int ret;
+	int fd = call_fd(sh, SYSHAX_IOC_BUF_EXPORT, e, sizeof(*e));
 
-	ret = rpc(sh, &r);
-	if (ret < 0)
-		return ret;
-	if (r.fd_out < 0)
-		return -EPROTO;
+	if (fd < 0)
+		return fd;
 	if (!(e->flags & SYSHAX_EXPORT_CLOEXEC))
-		fcntl(r.fd_out, F_SETFD, 0);
-	e->fd = r.fd_out;
+		fcntl(fd, F_SETFD, 0);
+	e->fd = fd;
 	return 0;
 }
 
@@ -496,21 +504,15 @@ static int d_engine_map(struct syshax *sh, uint64_t id, void **addr,
 			uint64_t *size)
 {
 	struct syshax_engine_map_args m = { .id = id };
-	struct rpc r = {
-		.cmd = SYSHAX_IOC_ENGINE_MAP, .args = &m, .args_len = sizeof(m),
-		.fd_in = -1,
-	};
+	int fd = call_fd(sh, SYSHAX_IOC_ENGINE_MAP, &m, sizeof(m));
 	void *p;
 	int ret;
 
-	ret = rpc(sh, &r);
-	if (ret < 0)
-		return ret;
-	if (r.fd_out < 0)
-		return -EPROTO;
-	p = mmap(NULL, m.size, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd_out, 0);
+	if (fd < 0)
+		return fd;
+	p = mmap(NULL, m.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ret = -errno;
-	close(r.fd_out);
+	close(fd);
 	if (p == MAP_FAILED)
 		return ret;
 	*addr = p;
