@@ -255,21 +255,11 @@ static void do_stats(struct shxd_broker *b, struct syshax_stats_args *st)
 
 static int send_fd_msg(int sock, const struct iovec *iov, int n, int fd)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cm;
+	union shrt_fd_cmsg cm;
 	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = n };
 
-	if (fd >= 0) {
-		memset(&cm, 0, sizeof(cm));
-		m.msg_control = cm.buf;
-		m.msg_controllen = sizeof(cm.buf);
-		cm.h.cmsg_level = SOL_SOCKET;
-		cm.h.cmsg_type = SCM_RIGHTS;
-		cm.h.cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(&cm.h), &fd, sizeof(int));
-	}
+	if (fd >= 0)
+		shrt_msg_attach_fd(&m, &cm, fd);
 	return sendmsg(sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 

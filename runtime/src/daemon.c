@@ -42,21 +42,11 @@ static int send_req(struct syshax *sh, struct rpc *r)
 		{ r->args, r->args_len },
 		{ (void *)r->extra, r->extra_len },
 	};
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} c;
+	union shrt_fd_cmsg c;
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 3 };
 
-	if (r->fd_in >= 0) {
-		memset(&c, 0, sizeof(c));
-		m.msg_control = c.buf;
-		m.msg_controllen = sizeof(c.buf);
-		c.h.cmsg_level = SOL_SOCKET;
-		c.h.cmsg_type = SCM_RIGHTS;
-		c.h.cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(&c.h), &r->fd_in, sizeof(int));
-	}
+	if (r->fd_in >= 0)
+		shrt_msg_attach_fd(&m, &c, r->fd_in);
 	while (sendmsg(sh->fd, &m, MSG_NOSIGNAL) < 0) {
 		if (errno != EINTR)
 			return errno == ECONNRESET ? -EPIPE : -errno;
@@ -72,10 +62,7 @@ static int recv_rep(struct syshax *sh, struct rpc *r)
 		{ r->args, r->args_len },
 		{ r->rep_extra, r->rep_extra_max },
 	};
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} c;
+	union shrt_fd_cmsg c;
 	struct msghdr m = {
 		.msg_iov = iov,
 		.msg_iovlen = 3,

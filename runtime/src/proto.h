@@ -30,7 +30,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <linux/types.h>
 #include "syshax.h"
 
@@ -82,6 +84,25 @@ static inline int shrt_default_path(char *buf, size_t len)
 	}
 	n = snprintf(buf, len, "%s/syshax/syshaxd.sock", dir);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Room for the one fd a message carries. */
+union shrt_fd_cmsg {
+	struct cmsghdr h;
+	char buf[CMSG_SPACE(sizeof(int))];
+};
+
+/* Makes m carry fd (SCM_RIGHTS), with c as its control buffer. */
+static inline void shrt_msg_attach_fd(struct msghdr *m, union shrt_fd_cmsg *c,
+				      int fd)
+{
+	memset(c, 0, sizeof(*c));
+	m->msg_control = c->buf;
+	m->msg_controllen = sizeof(c->buf);
+	c->h.cmsg_level = SOL_SOCKET;
+	c->h.cmsg_type = SCM_RIGHTS;
+	c->h.cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(&c->h), &fd, sizeof(int));
 }
 
 #endif /* SHRT_PROTO_H */
