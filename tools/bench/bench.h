@@ -9,6 +9,7 @@
 #ifndef SYSHAX_BENCH_H
 #define SYSHAX_BENCH_H
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,6 +73,14 @@ void bench_team_run(struct bench_team *team, bench_fn fn, void *arg);
 void bench_team_free(struct bench_team *team);
 /* CPUs the process may run on. */
 int bench_ncpus(void);
+/*
+ * The calling thread's affinity, saved and put back around a peer that
+ * pins it (OpenMP and ggml pin their caller and never unpin it). With
+ * @pin, bench_affinity_save() also pins the caller to the first CPU, where
+ * our team's thread 0 runs.
+ */
+int bench_affinity_save(cpu_set_t *saved, int pin);
+void bench_affinity_restore(const cpu_set_t *saved);
 
 /* ---- machine limits (machine.c) ---- */
 

@@ -108,12 +108,26 @@ int dnnl_peer_open(struct dnnl_peer **out, const char **version)
 {
 	const struct dnnl_version *v;
 	struct dnnl_peer *p;
+	cpu_set_t saved;
 	int err;
 
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	/*
+	 * OpenMP threads pinned one per core, as our team's are; libgomp
+	 * reads these when it loads. A user's own settings stand.
+	 */
+	setenv("OMP_PROC_BIND", "close", 0);
+	setenv("OMP_PLACES", "cores", 0);
+	err = bench_affinity_save(&saved, 0);
+	if (err) {
+		free(p);
+		return err;
+	}
 	p->lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+	/* libgomp binds the loading thread: it stays ours outside calls. */
+	bench_affinity_restore(&saved);
 	err = p->lib ? bind(p) : -ENOENT;
 	if (!err && p->f.engine_create(&p->eng, ENGINE_CPU, 0))
 		err = -ENODEV;
@@ -237,6 +251,7 @@ int dnnl_peer_time(struct dnnl_peer *p, enum dnnl_kind kind, int k, int n,
 	int dt_in = kind == DNNL_S8S8 ? DT_S8 : DT_BF16;
 	int dt_out = kind == DNNL_S8S8 ? DT_S32 : DT_F32;
 	struct dnnl_run r = { .p = p };
+	cpu_set_t saved;
 	md_t smd, wmd, dmd;
 	op_desc_t od;
 	void *pd = NULL, *x = NULL, *y = NULL, *wmem = NULL;
@@ -244,6 +259,14 @@ int dnnl_peer_time(struct dnnl_peer *p, enum dnnl_kind kind, int k, int n,
 	size_t wbytes = 0, i;
 	int err = -EIO;
 
+	/*
+	 * The caller is OpenMP's thread 0: pinned to the first CPU as our
+	 * team's thread 0 is, the workers to the next ones (OMP_PROC_BIND).
+	 */
+	err = bench_affinity_save(&saved, 1);
+	if (err)
+		return err;
+	err = -EIO;
 	/* Primitives size their parallel split by the thread count. */
 	p->f.omp_set_num_threads(nthr);
 	if (p->f.md_init(&smd, 2, (dims_t){ m, k }, dt_in, TAG_AB) ||
@@ -296,5 +319,6 @@ out:
 	free(y);
 	if (pd)
 		p->f.pd_destroy(pd);
+	bench_affinity_restore(&saved);
 	return err;
 }

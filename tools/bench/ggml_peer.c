@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,16 @@ struct ggml_init_params {
 
 /* ggml_threadpool_params is filled by ggml itself; room to spare. */
 #define TP_PARAMS_BYTES 4096
+/*
+ * Its layout in ggml.h: a cpumask of GGML_MAX_N_THREADS (512) bools, then
+ * int n_threads, int prio, uint32_t poll, bool strict_cpu, bool paused.
+ */
+#define TP_CPUMASK_LEN 512
+#define TP_N_THREADS_OFF 512
+#define TP_POLL_OFF 520
+#define TP_STRICT_OFF 524
+#define TP_POLL_DEFAULT 50
+#define TP_POLL_MAX 100
 
 struct ggml_api {
 	void *(*init)(struct ggml_init_params);
@@ -276,6 +287,35 @@ static int ggml_call(void *arg)
 	return p->f.graph_compute(p->backend, g) ? -EIO : 0;
 }
 
+/*
+ * The same rules as our team: one thread per CPU, pinned (strict_cpu),
+ * spinning between calls (poll at its maximum). Unpinned, ggml's two
+ * spinning threads could share one core next to other load and lose a
+ * whole scheduler slice per call (we saw 8 ms calls). Only when the
+ * layout is the one we know, checked on the fields params_init() wrote.
+ */
+static void pin_and_spin(unsigned char *tpp, int nthr)
+{
+	cpu_set_t set;
+	uint32_t poll;
+	int n, cpu, used = 0;
+
+	memcpy(&n, tpp + TP_N_THREADS_OFF, sizeof(n));
+	memcpy(&poll, tpp + TP_POLL_OFF, sizeof(poll));
+	if (n != nthr || poll != TP_POLL_DEFAULT ||
+	    sched_getaffinity(0, sizeof(set), &set))
+		return;
+	poll = TP_POLL_MAX;
+	memcpy(tpp + TP_POLL_OFF, &poll, sizeof(poll));
+	/* The CPUs our team would use: the first nthr we may run on. */
+	for (cpu = 0; cpu < TP_CPUMASK_LEN && used < nthr; cpu++)
+		if (CPU_ISSET(cpu, &set)) {
+			tpp[cpu] = 1;
+			used++;
+		}
+	tpp[TP_STRICT_OFF] = 1;
+}
+
 int ggml_case_time(struct ggml_case *c, int m, int nthr, double budget_s,
 		   double *sec)
 {
@@ -286,6 +326,7 @@ int ggml_case_time(struct ggml_case *c, int m, int nthr, double budget_s,
 	void *ctx, *x, *tp = NULL;
 	float *xd;
 	_Alignas(64) unsigned char tpp[TP_PARAMS_BYTES] = { 0 };
+	cpu_set_t saved;
 	int err = -ENOMEM;
 
 	mem = (size_t)c->k * m * 4 + (size_t)c->n * m * 4 * c->copies +
@@ -310,14 +351,21 @@ int ggml_case_time(struct ggml_case *c, int m, int nthr, double budget_s,
 		p->f.build_forward_expand(r.graphs[i], y);
 	}
 	p->f.tp_params_init(tpp, nthr);
-	tp = p->f.tp_new(tpp);
-	if (!tp)
+	pin_and_spin(tpp, nthr);
+	/* ggml pins the calling thread too and never unpins it. */
+	err = bench_affinity_save(&saved, 0);
+	if (err)
 		goto out;
-	p->f.set_n_threads(p->backend, nthr);
-	p->f.set_threadpool(p->backend, tp);
-	err = bench_time_calls(ggml_call, &r, budget_s, sec);
-	p->f.set_threadpool(p->backend, NULL);
-	p->f.tp_free(tp);
+	err = -ENOMEM;
+	tp = p->f.tp_new(tpp);
+	if (tp) {
+		p->f.set_n_threads(p->backend, nthr);
+		p->f.set_threadpool(p->backend, tp);
+		err = bench_time_calls(ggml_call, &r, budget_s, sec);
+		p->f.set_threadpool(p->backend, NULL);
+		p->f.tp_free(tp);
+	}
+	bench_affinity_restore(&saved);
 out:
 	free(r.graphs);
 	if (ctx)

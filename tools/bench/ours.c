@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Our kernels (libshxk) under the same conditions as the peers: a rotation
- * set of weight copies (>= 512 MiB) so each call streams from DRAM, one
- * pinned thread per output row range, activations prepared inside the
- * timed call (ggml quantizes its input inside its call too).
+ * set of weight copies (>= 512 MiB) so each call streams from DRAM,
+ * pinned threads claiming row-range chunks, activations prepared inside
+ * the timed call (ggml quantizes its input inside its call too).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +19,14 @@ static const enum shxk_type shxk_of[BENCH_NWTYPES] = {
 	[BENCH_F32] = SHXK_F32,
 };
 
-/* Rows of a thread's range start on this multiple (an X8 group, a line). */
+/*
+ * Threads claim chunks of output rows (attention: (sequence, kv head)
+ * pairs) from a shared counter, as ggml's CPU backend does, so that a
+ * thread slowed by other load on its core takes fewer chunks instead of
+ * holding up the call. Each chunk is one row-range call of libshxk.
+ */
+#define CHUNKS_PER_THREAD 8
+/* Chunks start on this multiple of rows (an X8 group, a cache line). */
 #define ROW_ALIGN 16
 #define MAX_THREADS 64
 
@@ -36,6 +44,8 @@ struct ours_run {
 	void *act;
 	float *y;
 	struct bench_team *team;
+	size_t chunk;			/* rows per claimed chunk */
+	atomic_size_t claimed;		/* chunks handed out this call */
 	int err[MAX_THREADS];
 };
 
@@ -45,13 +55,6 @@ int ours_init(const char **isa)
 
 	*isa = shxk_isa_name();
 	return err;
-}
-
-static void split(size_t n, int tid, int nthr, size_t *r0, size_t *r1)
-{
-	*r0 = n * (size_t)tid / (size_t)nthr / ROW_ALIGN * ROW_ALIGN;
-	*r1 = tid == nthr - 1 ? n :
-	      n * (size_t)(tid + 1) / (size_t)nthr / ROW_ALIGN * ROW_ALIGN;
 }
 
 int ours_case_new(struct ours_case **out, enum bench_wtype t, int k, int n,
@@ -112,11 +115,15 @@ void ours_case_free(struct ours_case *c)
 static void gemm_rows(void *arg, int tid, int nthr)
 {
 	struct ours_run *r = arg;
-	size_t n0, n1;
+	size_t n = r->c->w.n, n0;
+	int err = 0;
 
-	split(r->c->w.n, tid, nthr, &n0, &n1);
-	r->err[tid] = shxk_gemm(&r->c->w, r->act, r->m, r->y, SHXK_F32,
-				r->c->w.n, n0, n1);
+	(void)nthr;
+	while (!err && (n0 = r->chunk * atomic_fetch_add_explicit(
+				&r->claimed, 1, memory_order_relaxed)) < n)
+		err = shxk_gemm(&r->c->w, r->act, r->m, r->y, SHXK_F32, n,
+				n0, n0 + r->chunk < n ? n0 + r->chunk : n);
+	r->err[tid] = err;
 }
 
 static int first_err(const int *err, int nthr)
@@ -139,6 +146,7 @@ static int gemm_call(void *arg)
 			       r->act, 0, r->m);
 	if (err)
 		return err;
+	atomic_store_explicit(&r->claimed, 0, memory_order_relaxed);
 	bench_team_run(r->team, gemm_rows, r);
 	return first_err(r->err, MAX_THREADS);
 }
@@ -159,6 +167,9 @@ int ours_case_time(struct ours_case *c, int m, int nthr, int warm,
 		goto out;
 	r->c = c;
 	r->m = (size_t)m;
+	r->chunk = (c->w.n + (size_t)nthr * CHUNKS_PER_THREAD - 1) /
+		   ((size_t)nthr * CHUNKS_PER_THREAD);
+	r->chunk = (r->chunk + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;
 	r->use = warm ? 1 : c->copies;
 	for (i = 0; i < c->w.k * (size_t)m; i++)
 		x[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
@@ -191,42 +202,43 @@ struct attn_run {
 	int32_t *tables;	/* slots x blocks_per_seq block numbers */
 	float *q, *out;		/* nseq x q_heads x head_dim */
 	size_t nseq, slots, use, next, bps;
+	atomic_size_t claimed;		/* (sequence, kv head) pairs */
 	struct bench_team *team;
 	int err[MAX_THREADS];
 };
 
-/* Threads split (sequence, kv head) pairs: no KV byte is read twice. */
+/*
+ * A chunk is one kv head of one sequence with its query heads, so that no
+ * KV byte is read twice.
+ */
 static void attn_rows(void *arg, int tid, int nthr)
 {
 	struct attn_run *r = arg;
-	size_t units = r->nseq * BENCH_ATTN_KV_HEADS;
-	size_t u0 = units * (size_t)tid / (size_t)nthr;
-	size_t u1 = units * (size_t)(tid + 1) / (size_t)nthr;
+	size_t units = r->nseq * BENCH_ATTN_KV_HEADS, u;
 	size_t g = BENCH_ATTN_Q_HEADS / BENCH_ATTN_KV_HEADS;
-	size_t hd = BENCH_ATTN_HEAD_DIM, qsz = BENCH_ATTN_Q_HEADS * hd;
+	size_t qsz = BENCH_ATTN_Q_HEADS * BENCH_ATTN_HEAD_DIM;
 	float scale = 1.0f / 11.3137085f;	/* 1 / sqrt(128) */
+	int err = 0;
 
-	r->err[tid] = 0;
-	while (u0 < u1 && !r->err[tid]) {
-		size_t s = u0 / BENCH_ATTN_KV_HEADS, h0 = u0 % BENCH_ATTN_KV_HEADS;
-		size_t h1 = BENCH_ATTN_KV_HEADS;
+	(void)nthr;
+	while (!err && (u = atomic_fetch_add_explicit(
+				&r->claimed, 1, memory_order_relaxed)) < units) {
+		size_t s = u / BENCH_ATTN_KV_HEADS, h = u % BENCH_ATTN_KV_HEADS;
 		size_t slot = (r->next * r->nseq + s) % r->slots;
 
-		if (u1 - s * BENCH_ATTN_KV_HEADS < h1)
-			h1 = u1 - s * BENCH_ATTN_KV_HEADS;
-		r->err[tid] = shxk_attn_decode(&r->kv, r->tables + slot * r->bps,
-					       r->q + s * qsz,
-					       BENCH_ATTN_Q_HEADS, scale, 0,
-					       BENCH_ATTN_CTX, r->out + s * qsz,
-					       NULL, h0 * g, h1 * g);
-		u0 = s * BENCH_ATTN_KV_HEADS + h1;
+		err = shxk_attn_decode(&r->kv, r->tables + slot * r->bps,
+				       r->q + s * qsz, BENCH_ATTN_Q_HEADS, scale,
+				       0, BENCH_ATTN_CTX, r->out + s * qsz, NULL,
+				       h * g, (h + 1) * g);
 	}
+	r->err[tid] = err;
 }
 
 static int attn_call(void *arg)
 {
 	struct attn_run *r = arg;
 
+	atomic_store_explicit(&r->claimed, 0, memory_order_relaxed);
 	bench_team_run(r->team, attn_rows, r);
 	r->next = (r->next + 1) % r->use;
 	return first_err(r->err, MAX_THREADS);

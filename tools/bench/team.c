@@ -75,6 +75,26 @@ int bench_ncpus(void)
 	return CPU_COUNT(&set);
 }
 
+int bench_affinity_save(cpu_set_t *saved, int pin)
+{
+	cpu_set_t set;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(*saved), saved))
+		return -errno;
+	if (!pin)
+		return 0;
+	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, saved); cpu++)
+		;
+	one_cpu(&set, cpu);
+	return -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+void bench_affinity_restore(const cpu_set_t *saved)
+{
+	pthread_setaffinity_np(pthread_self(), sizeof(*saved), saved);
+}
+
 int bench_team_new(struct bench_team **team, int nthr)
 {
 	struct bench_team *t;
