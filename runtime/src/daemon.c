@@ -507,32 +507,26 @@ static int d_engine_map(struct syshax *sh, uint64_t id, void **addr,
 	return 0;
 }
 
+static int complete_chunk(struct syshax *sh, const void *arg,
+			  unsigned int first, unsigned int n)
+{
+	struct syshax_engine_complete_args c = { .nr = n };
+	struct rpc r = {
+		.cmd = SYSHAX_IOC_ENGINE_COMPLETE, .args = &c,
+		.args_len = sizeof(c),
+		.extra = (const struct syshax_engine_cpl *)arg + first,
+		.extra_len = (size_t)n * sizeof(struct syshax_engine_cpl),
+		.fd_in = -1,
+	};
+
+	return rpc(sh, &r);
+}
+
 static int d_engine_complete(struct syshax *sh,
 			     const struct syshax_engine_cpl *cpls,
 			     unsigned int nr)
 {
-	unsigned int done = 0;
-
-	if (!nr)
-		return -EINVAL;
-	while (done < nr) {
-		unsigned int n = nr - done < SHRT_MAX_COMPLETE ?
-				 nr - done : SHRT_MAX_COMPLETE;
-		struct syshax_engine_complete_args c = { .nr = n };
-		struct rpc r = {
-			.cmd = SYSHAX_IOC_ENGINE_COMPLETE, .args = &c,
-			.args_len = sizeof(c), .extra = cpls + done,
-			.extra_len = (size_t)n * sizeof(*cpls), .fd_in = -1,
-		};
-		int ret = rpc(sh, &r);
-
-		if (ret < 0)
-			return done ? (int)done : ret;
-		done += (unsigned int)ret;
-		if ((unsigned int)ret < n)
-			break;
-	}
-	return (int)done;
+	return __shrt_chunked(sh, complete_chunk, cpls, nr, SHRT_MAX_COMPLETE);
 }
 
 static void d_close(struct syshax *sh)

@@ -37,18 +37,20 @@ int syshax_job_copy(struct syshax_job *job, const struct syshax_buffer *src,
 	return syshax_job_add_ref(job, dst, doff, len, SYSHAX_ACCESS_WRITE);
 }
 
-/* Splits nr into backend-sized SUBMITs; stops at the first short one. */
-int syshax_submit(struct syshax *sh, const struct syshax_job *jobs,
-		  unsigned int nr)
+/*
+ * nr items in calls of at most max items, until one takes fewer than it
+ * was given: the count taken, or the first call's -errno when none was.
+ */
+int __shrt_chunked(struct syshax *sh, shrt_chunk_fn fn, const void *arg,
+		   unsigned int nr, unsigned int max)
 {
-	unsigned int max = sh->ver.max_submit ? sh->ver.max_submit : nr;
 	unsigned int done = 0;
 
 	if (!nr)
 		return -EINVAL;
 	while (done < nr) {
 		unsigned int n = nr - done < max ? nr - done : max;
-		int ret = sh->be->submit(sh, jobs + done, n);
+		int ret = fn(sh, arg, done, n);
 
 		if (ret < 0)
 			return done ? (int)done : ret;
@@ -57,6 +59,21 @@ int syshax_submit(struct syshax *sh, const struct syshax_job *jobs,
 			break;
 	}
 	return (int)done;
+}
+
+static int submit_chunk(struct syshax *sh, const void *jobs,
+			unsigned int first, unsigned int n)
+{
+	return sh->be->submit(sh, (const struct syshax_job *)jobs + first, n);
+}
+
+/* Backend-sized SUBMITs. */
+int syshax_submit(struct syshax *sh, const struct syshax_job *jobs,
+		  unsigned int nr)
+{
+	unsigned int max = sh->ver.max_submit ? sh->ver.max_submit : nr;
+
+	return __shrt_chunked(sh, submit_chunk, jobs, nr, max);
 }
 
 int syshax_wait(struct syshax *sh, struct syshax_completion *cpls,

@@ -55,6 +55,13 @@ struct syshax {
 extern const struct shrt_backend __shrt_kernel_backend;
 extern const struct shrt_backend __shrt_daemon_backend;
 
+/* One call of __shrt_chunked(): items [first, first + n) of arg; the
+ * count taken or -errno. */
+typedef int (*shrt_chunk_fn)(struct syshax *sh, const void *arg,
+			     unsigned int first, unsigned int n);
+int __shrt_chunked(struct syshax *sh, shrt_chunk_fn fn, const void *arg,
+		   unsigned int nr, unsigned int max);
+
 int __shrt_kernel_open(struct syshax *sh, const char *path);
 int __shrt_daemon_open(struct syshax *sh, const char *path);
 
