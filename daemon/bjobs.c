@@ -138,13 +138,8 @@ static void job_end(struct shxd_broker *b, struct bk_job *j,
 {
 	struct bk_conn *o = j->owner;
 
-	b->st.held--;
-	if (e->status)
-		b->st.failed++;
-	else
-		b->st.completed++;
-	b->st.lat_hist[syshax_lat_bucket((uint64_t)(bk_now_ns() -
-						    (int64_t)j->submit_ns))]++;
+	syshax_job_stats_end(&b->st, e->status,
+			     (uint64_t)(bk_now_ns() - (int64_t)j->submit_ns));
 	if (o) {
 		struct syshax_completion *cpl;
 
@@ -494,13 +489,5 @@ void bk_conn_jobs_release(struct shxd_broker *b, struct bk_conn *c)
 
 void bk_jobs_stats(struct shxd_broker *b, struct syshax_stats_args *st)
 {
-	st->engines = b->st.engines;
-	st->jobs_submitted = b->st.submitted;
-	st->jobs_fetched = b->st.fetched;
-	st->jobs_completed = b->st.completed;
-	st->jobs_failed = b->st.failed;
-	st->jobs_cancelled = b->st.cancelled;
-	st->queue_depth = b->st.queued;
-	st->inflight = b->st.held;
-	memcpy(st->lat_hist, b->st.lat_hist, sizeof(st->lat_hist));
+	syshax_job_stats_fill(st, &b->st);
 }

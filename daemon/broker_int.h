@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "broker.h"
+#include "cpl_check.h"
 #include "membuf.h"
 #include "syshax.h"
 
@@ -90,12 +91,7 @@ struct shxd_broker {
 	struct bk_conn *parked;		/* engines with a fetch waiting */
 	unsigned int nr_active;		/* queued or held */
 
-	struct {
-		uint32_t engines;
-		uint64_t submitted, fetched, completed, failed, cancelled;
-		uint64_t queued, held;
-		uint64_t lat_hist[SYSHAX_LAT_BUCKETS];
-	} st;
+	struct syshax_job_stats st;
 };
 
 int64_t bk_now_ns(void);

@@ -360,15 +360,7 @@ void syshax_broker_version(struct syshax_version_args *v)
 void syshax_broker_stats(struct syshax_stats_args *st)
 {
 	spin_lock(&br->lock);
-	st->engines = br->st.engines;
-	st->jobs_submitted = br->st.submitted;
-	st->jobs_fetched = br->st.fetched;
-	st->jobs_completed = br->st.completed;
-	st->jobs_failed = br->st.failed;
-	st->jobs_cancelled = br->st.cancelled;
-	st->queue_depth = br->st.queued;
-	st->inflight = br->st.held;
-	memcpy(st->lat_hist, br->st.lat_hist, sizeof(st->lat_hist));
+	syshax_job_stats_fill(st, &br->st);
 	spin_unlock(&br->lock);
 }
 

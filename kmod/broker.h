@@ -21,6 +21,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 
+#include "cpl_check.h"
 #include "syshax_priv.h"
 
 enum syshax_kjob_state {
@@ -69,12 +70,7 @@ struct syshax_broker {
 	u64 next_token;
 	u32 next_engine_id;
 	unsigned int active;		/* queued or held: max_jobs_global */
-	struct {			/* for STATS */
-		u32 engines;
-		u64 submitted, fetched, completed, failed, cancelled;
-		u64 queued, held;
-		u64 lat_hist[SYSHAX_LAT_BUCKETS];
-	} st;
+	struct syshax_job_stats st;	/* for STATS */
 };
 
 extern struct syshax_broker syshax_broker;

@@ -12,7 +12,6 @@
 #include <linux/uaccess.h>
 
 #include "broker.h"
-#include "cpl_check.h"
 
 static struct syshax_broker *const br = &syshax_broker;
 
@@ -109,12 +108,7 @@ static void job_end(struct syshax_kjob *j, const struct syshax_engine_cpl *c,
 	j->cpl.flags = c->flags;
 	j->cpl.result = c->result;
 	j->cpl.exec_ns = c->exec_ns;
-	br->st.held--;
-	if (c->status)
-		br->st.failed++;
-	else
-		br->st.completed++;
-	br->st.lat_hist[syshax_lat_bucket(ktime_get_ns() - j->submit_ns)]++;
+	syshax_job_stats_end(&br->st, c->status, ktime_get_ns() - j->submit_ns);
 }
 
 /*

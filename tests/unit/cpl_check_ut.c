@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* broker/cpl_check.h: completion validation and latency buckets. */
+/* broker/cpl_check.h: completion validation, latency buckets, counters. */
 #include <errno.h>
+#include <string.h>
 #include <CUnit/Basic.h>
 
 #include "cpl_check.h"
@@ -37,6 +38,30 @@ static void t_lat_bucket(void)
 	CU_ASSERT_EQUAL(syshax_lat_bucket(~0ULL), SYSHAX_LAT_BUCKETS - 1);
 }
 
+static void t_job_stats(void)
+{
+	struct syshax_job_stats s = { .engines = 2, .submitted = 5,
+				      .fetched = 4, .cancelled = 1,
+				      .queued = 1, .held = 3 };
+	struct syshax_stats_args st;
+
+	syshax_job_stats_end(&s, 0, 1500);
+	syshax_job_stats_end(&s, -EIO, 1ULL << 40);
+	memset(&st, 0xff, sizeof(st));
+	syshax_job_stats_fill(&st, &s);
+	CU_ASSERT_EQUAL(st.engines, 2);
+	CU_ASSERT_EQUAL(st.jobs_submitted, 5);
+	CU_ASSERT_EQUAL(st.jobs_fetched, 4);
+	CU_ASSERT_EQUAL(st.jobs_completed, 1);
+	CU_ASSERT_EQUAL(st.jobs_failed, 1);
+	CU_ASSERT_EQUAL(st.jobs_cancelled, 1);
+	CU_ASSERT_EQUAL(st.queue_depth, 1);
+	CU_ASSERT_EQUAL(st.inflight, 1);
+	for (unsigned int i = 0; i < SYSHAX_LAT_BUCKETS; i++)
+		CU_ASSERT_EQUAL(st.lat_hist[i],
+				i == 1 || i == SYSHAX_LAT_BUCKETS - 1);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -47,6 +72,7 @@ int main(void)
 	s = CU_add_suite("completion rules", NULL, NULL);
 	CU_add_test(s, "status and flags", t_cpl_check);
 	CU_add_test(s, "latency buckets", t_lat_bucket);
+	CU_add_test(s, "job counters", t_job_stats);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures();
