@@ -40,6 +40,21 @@ static uint32_t t_buf(unsigned int seed, uint8_t **p, uint64_t *id)
 	return a.handle;
 }
 
+/* t_buf(), exported with CLOEXEC: the dma-buf fd (the test ends when any
+ * step fails). */
+static int t_buf_exported(unsigned int seed, uint8_t **p, uint64_t *id,
+			  uint32_t *h)
+{
+	int d;
+
+	*h = t_buf(seed, p, id);
+	CU_ASSERT_FATAL(*h != 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(*p);
+	d = t_export(g_fd, *h, SYSHAX_EXPORT_CLOEXEC);
+	CU_ASSERT_FATAL(d >= 0);
+	return d;
+}
+
 static int t_cloexec(int fd)
 {
 	int fl = fcntl(fd, F_GETFD);
@@ -109,11 +124,7 @@ static void test_dmabuf_mmap(void)
 	void *bad;
 	int d;
 
-	h = t_buf(2, &p, NULL);
-	CU_ASSERT_FATAL(h != 0);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-	d = t_export(g_fd, h, SYSHAX_EXPORT_CLOEXEC);
-	CU_ASSERT_FATAL(d >= 0);
+	d = t_buf_exported(2, &p, NULL, &h);
 	q = mmap(NULL, T_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, d, 0);
 	CU_ASSERT_FATAL(q != MAP_FAILED);
 	tail = mmap(NULL, T_MIB, PROT_READ | PROT_WRITE, MAP_SHARED, d,
@@ -152,11 +163,7 @@ static void test_import_self(void)
 	uint32_t h;
 	int d;
 
-	h = t_buf(4, &p, &id);
-	CU_ASSERT_FATAL(h != 0);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-	d = t_export(g_fd, h, SYSHAX_EXPORT_CLOEXEC);
-	CU_ASSERT_FATAL(d >= 0);
+	d = t_buf_exported(4, &p, &id, &h);
 	CU_ASSERT_EQUAL_FATAL(t_import(g_fd, d, &im), 0);
 	CU_ASSERT_NOT_EQUAL(im.handle, h);
 	CU_ASSERT_EQUAL(im.id, id);
@@ -224,11 +231,7 @@ static void test_vgem_prime(void)
 		t_skip("no vgem render node (modprobe vgem)");
 		return;
 	}
-	h = t_buf(5, &p, &id);
-	CU_ASSERT_FATAL(h != 0);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-	d = t_export(g_fd, h, SYSHAX_EXPORT_CLOEXEC);
-	CU_ASSERT_FATAL(d >= 0);
+	d = t_buf_exported(5, &p, &id, &h);
 	CU_ASSERT_EQUAL_FATAL(drmPrimeFDToHandle(rfd, d, &gem), 0);
 	CU_ASSERT_EQUAL(drmPrimeFDToHandle(rfd, d, &gem2), 0);
 	CU_ASSERT_EQUAL(gem2, gem);
