@@ -23,6 +23,15 @@ check() {	# check <what> <expected status> <command>...
 	fi
 }
 
+# Waits up to 10 s for a line matching pattern in a daemon's log.
+wait_log() {	# wait_log <log> <pattern>
+	for _ in $(seq 100); do
+		grep -q "$2" "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 check "--help" 0 "$daemon" --help
 check "--version" 0 "$daemon" --version
 check "unknown option" 2 "$daemon" --frob
@@ -40,10 +49,7 @@ printf 'socket = %s/c.sock # from the file\nengine_threads = 2\n' "$dir" \
 	>"$dir/syshaxd.conf"
 "$daemon" --foreground --config "$dir/syshaxd.conf" 2>"$dir/conf.log" &
 pid=$!
-for _ in $(seq 100); do
-	grep -q "listening on" "$dir/conf.log" && break
-	sleep 0.1
-done
+wait_log "$dir/conf.log" "listening on"
 check "config file: socket" 0 grep -q "listening on $dir/c.sock (2 engine threads)" \
 	"$dir/conf.log"
 check "config file: the demo runs" 0 env SYSHAX_DEVICE="$dir/c.sock" "$demo"
@@ -53,16 +59,10 @@ wait "$pid"
 # An engine-only daemon against a broker that then stops.
 "$daemon" --foreground --no-engine --socket "$dir/s" 2>"$dir/broker.log" &
 broker=$!
-for _ in $(seq 100); do
-	grep -q "listening on" "$dir/broker.log" && break
-	sleep 0.1
-done
+wait_log "$dir/broker.log" "listening on"
 "$daemon" --foreground --engine-only --socket "$dir/s" 2>"$dir/engine.log" &
 engine=$!
-for _ in $(seq 100); do
-	grep -q "attached" "$dir/engine.log" && break
-	sleep 0.1
-done
+wait_log "$dir/engine.log" "attached"
 kill -TERM "$broker"
 wait "$broker"
 check "broker stops cleanly on SIGTERM" 0 test $? -eq 0
