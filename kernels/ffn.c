@@ -5,18 +5,20 @@
 
 #include "internal.h"
 
+void shxk_swiglu_generic(const float *g, const float *u, float *y, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		y[j] = g[j] / (1.0f + expf(-g[j])) * u[j];
+}
+
 int shxk_swiglu(const float *gate, size_t ldg, const float *up, size_t ldu,
 		float *y, size_t ldy, size_t m, size_t j0, size_t j1)
 {
 	if (j0 > j1 || (m > 1 && (ldg < j1 || ldu < j1 || ldy < j1)))
 		return -EINVAL;
-	for (size_t i = 0; i < m; i++) {
-		const float *g = gate + i * ldg, *u = up + i * ldu;
-		float *o = y + i * ldy;
-
-		for (size_t j = j0; j < j1; j++)
-			o[j] = g[j] / (1.0f + expf(-g[j])) * u[j];
-	}
+	for (size_t i = 0; i < m; i++)
+		shxk_ops_current()->swiglu(gate + i * ldg + j0, up + i * ldu + j0,
+					   y + i * ldy + j0, j1 - j0);
 	return 0;
 }
 

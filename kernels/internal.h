@@ -67,6 +67,8 @@ struct shxk_ops {
 	shxk_gemm_fn gemm_x8[SHXK_NTYPES]; /* SHXK_LAYOUT_X8 (Q8_0, Q4_0) */
 	shxk_kv_dot_fn kv_dot;
 	shxk_kv_axpy_fn kv_axpy;
+	/* y[j] = silu(g[j]) * u[j], j < n */
+	void (*swiglu)(const float *g, const float *u, float *y, size_t n);
 };
 
 extern const struct shxk_ops shxk_ops_generic;
@@ -116,6 +118,8 @@ float shxk_kv_dot_generic(enum shxk_type t, const float *q, const void *k,
 void shxk_kv_axpy_generic(enum shxk_type t, float *o, float c,
 			  const float *p, const void *const *v, size_t nr,
 			  size_t n);
+
+void shxk_swiglu_generic(const float *g, const float *u, float *y, size_t n);
 
 void shxk_gemm_f32_generic(const struct shxk_gemm_args *a);
 void shxk_gemm_f16_generic(const struct shxk_gemm_args *a);

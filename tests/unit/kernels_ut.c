@@ -338,6 +338,34 @@ static void t_swiglu(void)
 	CU_ASSERT_EQUAL(shxk_swiglu(g, 8, u, LD, y, LD, 2, 0, 9), -EINVAL);
 }
 
+/* silu over its whole range (vector exp: overflow, underflow, tails). */
+static void t_swiglu_range(void)
+{
+	enum { N = 20011 };
+	static float g[N], u[N], y[N];
+	static const float special[] = { 0.0f, -0.0f, 1e-30f, -1e-30f, 88.0f,
+					 -88.0f, 104.0f, -104.0f, 200.0f, -200.0f,
+					 INFINITY };
+	int bad = 0;
+
+	for (int i = 0; i < N; i++) {
+		g[i] = -90.0f + 180.0f * (float)i / N;
+		u[i] = 1.0f;
+	}
+	memcpy(g, special, sizeof(special));
+	CU_ASSERT_EQUAL(shxk_swiglu(g, N, u, N, y, N, 1, 0, N), 0);
+	for (int i = 0; i < N; i++) {
+		double ref = isinf(g[i]) ? INFINITY : g[i] / (1.0 + exp(-(double)g[i]));
+
+		if (isinf(ref))
+			bad += y[i] != (float)ref;
+		else
+			/* Below g = -88.7, e^-g overflows: silu ~ 1e-37 -> 0. */
+			bad += !(fabs(y[i] - ref) <= 4e-7 * fabs(ref) + 0x1p-120);
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+}
+
 static void t_rmsnorm(void)
 {
 	enum { R = 4, K = 333 };
@@ -551,6 +579,7 @@ int main(void)
 	CU_add_test(s, "repack_layout", t_repack_layout);
 	CU_add_test(s, "gemm_invalid", t_gemm_invalid);
 	CU_add_test(s, "swiglu", t_swiglu);
+	CU_add_test(s, "swiglu_range", t_swiglu_range);
 	CU_add_test(s, "rmsnorm", t_rmsnorm);
 	CU_add_test(s, "moe_group", t_moe_group);
 	CU_add_test(s, "moe_combine", t_moe_combine);

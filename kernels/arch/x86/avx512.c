@@ -195,6 +195,46 @@ static void kv_axpy(enum shxk_type t, float *o, float c, const float *p,
 		kv_axpy_t(SHXK_F32, o, c, p, v, nr, n);
 }
 
+/* ---- SwiGLU ---- */
+
+/*
+ * e^x within 2 ulp: x = n ln2 + r, |r| <= ln2 / 2, e^r by its degree-7
+ * Taylor polynomial (truncation < 1e-8 relative), 2^n by vscalefps, which
+ * also turns large |n| into inf or 0. The clamp keeps r finite for +-inf.
+ */
+INLINE __m512 exp512(__m512 x)
+{
+	x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-150.0f)),
+			  _mm512_set1_ps(150.0f));
+	__m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(0x1.715476p+0f)),
+					_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.62e4p-1f), x);
+	__m512 p = _mm512_set1_ps(1.0f / 5040);
+
+	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.7f7d1cp-20f), r);
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+	return _mm512_scalef_ps(p, n);
+}
+
+static void swiglu(const float *g, const float *u, float *y, size_t n)
+{
+	for (size_t j = 0; j < n; j += 16) {
+		__mmask16 m = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
+		__m512 gv = _mm512_maskz_loadu_ps(m, g + j);
+		__m512 den = _mm512_add_ps(_mm512_set1_ps(1.0f),
+					   exp512(_mm512_sub_ps(_mm512_setzero_ps(), gv)));
+
+		_mm512_mask_storeu_ps(y + j, m, _mm512_mul_ps(_mm512_div_ps(gv, den),
+						_mm512_maskz_loadu_ps(m, u + j)));
+	}
+}
+
 /* ---- Q8_0 / Q4_0, row-major ---- */
 
 INLINE float hsum256(__m256 v)
@@ -445,4 +485,5 @@ const struct shxk_ops shxk_ops_avx512 = {
 	},
 	.kv_dot = kv_dot,
 	.kv_axpy = kv_axpy,
+	.swiglu = swiglu,
 };
