@@ -79,30 +79,35 @@ static void syshax_unmap_dma_buf(struct dma_buf_attachment *attach,
 	kfree(m);
 }
 
-/* CPU access brackets: make device writes visible, then CPU writes. */
-static int syshax_begin_cpu_access(struct dma_buf *dmabuf,
-				   enum dma_data_direction dir)
+/* Syncs every device mapping of the buffer for the CPU, or back. */
+static void syshax_sync_maps(struct dma_buf *dmabuf,
+			     enum dma_data_direction dir, bool for_cpu)
 {
 	struct syshax_export *exp = dmabuf->priv;
 	struct syshax_map *m;
 
 	mutex_lock(&exp->lock);
-	list_for_each_entry(m, &exp->maps, node)
-		dma_sync_sgtable_for_cpu(m->dev, &m->sgt, dir);
+	list_for_each_entry(m, &exp->maps, node) {
+		if (for_cpu)
+			dma_sync_sgtable_for_cpu(m->dev, &m->sgt, dir);
+		else
+			dma_sync_sgtable_for_device(m->dev, &m->sgt, dir);
+	}
 	mutex_unlock(&exp->lock);
+}
+
+/* CPU access brackets: make device writes visible, then CPU writes. */
+static int syshax_begin_cpu_access(struct dma_buf *dmabuf,
+				   enum dma_data_direction dir)
+{
+	syshax_sync_maps(dmabuf, dir, true);
 	return 0;
 }
 
 static int syshax_end_cpu_access(struct dma_buf *dmabuf,
 				 enum dma_data_direction dir)
 {
-	struct syshax_export *exp = dmabuf->priv;
-	struct syshax_map *m;
-
-	mutex_lock(&exp->lock);
-	list_for_each_entry(m, &exp->maps, node)
-		dma_sync_sgtable_for_device(m->dev, &m->sgt, dir);
-	mutex_unlock(&exp->lock);
+	syshax_sync_maps(dmabuf, dir, false);
 	return 0;
 }
 
