@@ -237,14 +237,6 @@ static void swiglu(const float *g, const float *u, float *y, size_t n)
 
 /* ---- Q8_0 / Q4_0, row-major ---- */
 
-INLINE float hsum256(__m256 v)
-{
-	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-
-	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-	return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-}
-
 /* A weight block's 32 quants as unsigned bytes in element order. */
 INLINE __m256i wbytes(const uint8_t *qs, int q4)
 {
@@ -260,53 +252,93 @@ INLINE __m256i wbytes(const uint8_t *qs, int q4)
 				_mm256_set1_epi8(-128));
 }
 
+/* A block's f16 scale at b. */
+INLINE float wscale(const uint8_t *b)
+{
+	uint16_t dh;
+
+	memcpy(&dh, b, 2);
+	return _cvtsh_ss(dh);
+}
+
+/* lo in lanes 0..7, hi in lanes 8..15. */
+INLINE __m512 pair_ps(float lo, float hi)
+{
+	return _mm512_mask_blend_ps(0xff00, _mm512_set1_ps(lo), _mm512_set1_ps(hi));
+}
+
+/*
+ * R weight rows from n times MT activation rows from i, two blocks per
+ * 512-bit register (the activation quants of consecutive blocks are
+ * contiguous); an odd last block goes through 256 bits.
+ */
 INLINE void quant_tile(const struct shxk_gemm_args *a, int q4, size_t n,
 		       size_t i, const int R, const int MT)
 {
 	size_t bs = q4 ? sizeof(struct shxk_block_q4_0) :
 			 sizeof(struct shxk_block_q8_0);
+	size_t nb = a->k / SHXK_QK, j = 0;
 	/* What the unsigned encoding added to each quant. */
-	__m256i bias = _mm256_set1_epi8(q4 ? 8 : -128);
-	__m256 acc[4][4];
+	const __m512i bias = _mm512_set1_epi8(q4 ? 8 : -128);
+	__m512 acc[4][4];
 
 	UNROLL
 	for (int r = 0; r < R; r++)
 		UNROLL
 		for (int u = 0; u < MT; u++)
-			acc[r][u] = _mm256_setzero_ps();
-	for (size_t j = 0; j < a->k / SHXK_QK; j++) {
-		__m256i x[4], nb[4];
-		float dx[4];
+			acc[r][u] = _mm512_setzero_ps();
+	for (; j + 2 <= nb; j += 2) {
+		__m512i x[4], neg[4];
+		__m512 dx[4];
 
 		UNROLL
 		for (int u = 0; u < MT; u++) {
 			const uint8_t *ar = a->act + (i + u) * a->astride;
+			const float *d = shxk_act_d(ar, a->k) + j;
 
-			x[u] = _mm256_loadu_si256((const __m256i *)(ar + j * SHXK_QK));
-			nb[u] = _mm256_sub_epi32(_mm256_setzero_si256(),
-				_mm256_dpbusd_epi32(_mm256_setzero_si256(), bias, x[u]));
-			dx[u] = shxk_act_d(ar, a->k)[j];
+			x[u] = _mm512_loadu_si512(ar + j * SHXK_QK);
+			neg[u] = _mm512_sub_epi32(_mm512_setzero_si512(),
+				_mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, x[u]));
+			dx[u] = pair_ps(d[0], d[1]);
 		}
 		UNROLL
 		for (int r = 0; r < R; r++) {
 			const uint8_t *b = a->w + (n + r) * a->wstride + j * bs;
-			__m256i w = wbytes(b + 2, q4);
+			__m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(
+				wbytes(b + 2, q4)), wbytes(b + bs + 2, q4), 1);
+			__m512 dw = pair_ps(wscale(b), wscale(b + bs));
 
-			/* Once per 64 bytes or less of each row's stream. */
-			if (!q4 || !(j & 1))
-				_mm_prefetch((const char *)b + SHXK_PREFETCH, _MM_HINT_T0);
-			uint16_t dh;
-			float dw;
-
-			memcpy(&dh, b, 2);
-			dw = _cvtsh_ss(dh);
+			_mm_prefetch((const char *)b + SHXK_PREFETCH, _MM_HINT_T0);
+			if (!q4)
+				_mm_prefetch((const char *)b + bs + SHXK_PREFETCH, _MM_HINT_T0);
 			UNROLL
 			for (int u = 0; u < MT; u++) {
-				__m256i dot = _mm256_dpbusd_epi32(nb[u], w, x[u]);
+				__m512i dot = _mm512_dpbusd_epi32(neg[u], w, x[u]);
 
-				acc[r][u] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot),
-							    _mm256_set1_ps(dw * dx[u]),
+				acc[r][u] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot),
+							    _mm512_mul_ps(dw, dx[u]),
 							    acc[r][u]);
+			}
+		}
+	}
+	if (j < nb) {
+		UNROLL
+		for (int u = 0; u < MT; u++) {
+			const uint8_t *ar = a->act + (i + u) * a->astride;
+			__m256i x = _mm256_loadu_si256((const __m256i *)(ar + j * SHXK_QK));
+			__m256i neg = _mm256_sub_epi32(_mm256_setzero_si256(),
+				_mm256_dpbusd_epi32(_mm256_setzero_si256(),
+						    _mm512_castsi512_si256(bias), x));
+			float dx = shxk_act_d(ar, a->k)[j];
+
+			UNROLL
+			for (int r = 0; r < R; r++) {
+				const uint8_t *b = a->w + (n + r) * a->wstride + j * bs;
+				__m256i dot = _mm256_dpbusd_epi32(neg, wbytes(b + 2, q4), x);
+				__m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(dot),
+							 _mm256_set1_ps(wscale(b) * dx));
+
+				acc[r][u] = _mm512_add_ps(acc[r][u], _mm512_zextps256_ps512(v));
 			}
 		}
 	}
@@ -314,7 +346,7 @@ INLINE void quant_tile(const struct shxk_gemm_args *a, int q4, size_t n,
 	for (int r = 0; r < R; r++)
 		UNROLL
 		for (int u = 0; u < MT; u++)
-			shxk_store(a, i + u, n + r, hsum256(acc[r][u]));
+			shxk_store(a, i + u, n + r, _mm512_reduce_add_ps(acc[r][u]));
 }
 
 INLINE void gemm_quant(const struct shxk_gemm_args *a, int q4)
