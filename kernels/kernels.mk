@@ -86,3 +86,8 @@ check-aarch64-kernels: $(SHXK_XTESTS)
 check-aarch64: check-aarch64-kernels
 
 -include $(shell find $(SHXK_XB) -name '*.d' 2>/dev/null)
+
+.PHONY: clean-aarch64-kernels
+clean-aarch64-kernels:
+	rm -rf $(SHXK_XB)
+clean: clean-aarch64-kernels
