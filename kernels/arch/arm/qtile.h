@@ -64,16 +64,17 @@ INLINE void gemm_quant(const struct shxk_gemm_args *a, int q4, int x8,
 {
 	size_t n = a->n0;
 
-	(void)nrc;
 	for (; n + 4 <= a->n1; n += 4) {
 		size_t i = 0;
 
 #ifdef SHXK_PAIR_TILE
 		for (; i + 2 <= a->m; i += 2)
 			pair_tile(a, q4, x8, n, i, nrc);
-#endif
+#else
+		(void)nrc;
 		for (; i + 2 <= a->m; i += 2)
 			quant_tile(a, q4, x8, n, i, 4, 2);
+#endif
 		for (; i < a->m; i++)
 			quant_tile(a, q4, x8, n, i, 4, 1);
 	}
