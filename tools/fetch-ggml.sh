@@ -18,4 +18,7 @@ for f in "$tmp"/package/bins/*/libggml-base.so "$tmp"/package/bins/*/libggml-cpu
 	n=$((n + 1))
 done
 [ "$n" -gt 1 ] || { echo "fetch-ggml: no ggml libraries in $pkg" >&2; exit 1; }
+# The bench names the package version beside its figures.
+ver=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$tmp/package/package.json" | head -n1)
+echo "$pkg $ver" > "$dir/VERSION"
 echo "fetch-ggml: $n libraries from $pkg in $dir"

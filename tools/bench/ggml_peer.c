@@ -167,6 +167,25 @@ static int pick_cpu(struct ggml_peer *p, const char *dir)
 	return p->cpu ? 0 : -ENOENT;
 }
 
+/* Appends the package and version tools/fetch-ggml.sh wrote, if any. */
+static void name_version(struct ggml_peer *p, const char *dir)
+{
+	char path[4096], ver[128];
+	size_t len = strlen(p->variant);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/VERSION", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(ver, sizeof(ver), f)) {
+		ver[strcspn(ver, "\n\"\\")] = 0;
+		snprintf(p->variant + len, sizeof(p->variant) - len, " (%s)",
+			 ver);
+	}
+	fclose(f);
+}
+
 int ggml_peer_open(struct ggml_peer **out, const char *dir,
 		   const char **variant)
 {
@@ -196,6 +215,7 @@ int ggml_peer_open(struct ggml_peer **out, const char *dir,
 		ggml_peer_close(p);
 		return err;
 	}
+	name_version(p, dir);
 	*variant = p->variant;
 	*out = p;
 	return 0;
