@@ -52,10 +52,21 @@ static const void *kv_row(const struct shxk_kv_cache *kv, const int32_t *block_t
 	return (const uint8_t *)base + row * kv->head_dim * es;
 }
 
+float shxk_exp_sum_generic(float *s, size_t n, float top)
+{
+	float sum = 0.0f;
+
+	for (size_t r = 0; r < n; r++) {
+		s[r] = expf(s[r] - top);
+		sum += s[r];
+	}
+	return sum;
+}
+
 /* Query heads handled per pass over the context (stack state per head). */
 #define HEADS_PER_PASS 64
 /* Context positions per softmax step: one max update and one rescale of
- * the output per chunk rather than per position. */
+ * the output per chunk rather than per position (and one vector exp). */
 #define CHUNK 16
 
 /* Asks for positions [p0, p1)'s rows of kv heads [g0, g1], contiguous. */
@@ -104,7 +115,7 @@ static void attn_pass(const struct shxk_kv_cache *kv, const int32_t *block_table
 		kv_prefetch(kv, block_table, c + nr, c + nr + (c1 - c - nr < CHUNK ?
 			    c1 - c - nr : CHUNK), hs / group, (he - 1) / group);
 		for (size_t h = hs; h < he; h++) {
-			float s[CHUNK], *m = &mx[h - hs], top = *m, corr = 1.0f, sum = 0.0f;
+			float s[CHUNK], *m = &mx[h - hs], top = *m, corr = 1.0f;
 
 			if (h / group != g) {
 				g = h / group;
@@ -122,11 +133,7 @@ static void attn_pass(const struct shxk_kv_cache *kv, const int32_t *block_table
 				corr = expf(*m - top);
 				*m = top;
 			}
-			for (size_t r = 0; r < nr; r++) {
-				s[r] = expf(s[r] - top);
-				sum += s[r];
-			}
-			l[h - hs] = l[h - hs] * corr + sum;
+			l[h - hs] = l[h - hs] * corr + ops->exp_sum(s, nr, top);
 			ops->kv_axpy(kv->type, out + h * hd, corr, s, vr, nr, hd);
 		}
 	}

@@ -32,6 +32,7 @@ const struct shxk_ops shxk_ops_generic = {
 	.kv_dot = shxk_kv_dot_generic,
 	.kv_axpy = shxk_kv_axpy_generic,
 	.swiglu = shxk_swiglu_generic,
+	.exp_sum = shxk_exp_sum_generic,
 };
 
 /* Atomic: a thread that skipped shxk_init() still reads a whole pointer. */

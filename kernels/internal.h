@@ -69,6 +69,8 @@ struct shxk_ops {
 	shxk_kv_axpy_fn kv_axpy;
 	/* y[j] = silu(g[j]) * u[j], j < n */
 	void (*swiglu)(const float *g, const float *u, float *y, size_t n);
+	/* s[r] = e^(s[r] - top) for r < n (n <= 16); returns their sum */
+	float (*exp_sum)(float *s, size_t n, float top);
 };
 
 extern const struct shxk_ops shxk_ops_generic;
@@ -120,6 +122,7 @@ void shxk_kv_axpy_generic(enum shxk_type t, float *o, float c,
 			  size_t n);
 
 void shxk_swiglu_generic(const float *g, const float *u, float *y, size_t n);
+float shxk_exp_sum_generic(float *s, size_t n, float top);
 
 void shxk_gemm_f32_generic(const struct shxk_gemm_args *a);
 void shxk_gemm_f16_generic(const struct shxk_gemm_args *a);

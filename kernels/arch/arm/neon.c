@@ -257,4 +257,5 @@ const struct shxk_ops shxk_ops_neon = {
 	.kv_dot = shxk_kv_dot_neon,
 	.kv_axpy = shxk_kv_axpy_neon,
 	.swiglu = shxk_swiglu_generic,
+	.exp_sum = shxk_exp_sum_generic,
 };

@@ -514,4 +514,5 @@ const struct shxk_ops shxk_ops_avx2 = {
 	.kv_dot = kv_dot,
 	.kv_axpy = kv_axpy,
 	.swiglu = shxk_swiglu_generic,
+	.exp_sum = shxk_exp_sum_generic,
 };

@@ -235,6 +235,16 @@ static void swiglu(const float *g, const float *u, float *y, size_t n)
 	}
 }
 
+static float exp_sum(float *s, size_t n, float top)
+{
+	__mmask16 m = (__mmask16)((1u << n) - 1);
+	__m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, s),
+					_mm512_set1_ps(top)));
+
+	_mm512_mask_storeu_ps(s, m, e);
+	return _mm512_mask_reduce_add_ps(m, e);
+}
+
 /* ---- Q8_0 / Q4_0, row-major ---- */
 
 /* A weight block's 32 quants as unsigned bytes in element order. */
@@ -518,4 +528,5 @@ const struct shxk_ops shxk_ops_avx512 = {
 	.kv_dot = kv_dot,
 	.kv_axpy = kv_axpy,
 	.swiglu = swiglu,
+	.exp_sum = exp_sum,
 };
