@@ -140,7 +140,7 @@ static const struct option g_longopts[] = {
 /* Returns 0 to run, 1 after --help, -1 on a usage error. */
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
-	int c, bad = 0, ncpus = bench_ncpus();
+	int c, li = -1, bad = 0, ncpus = bench_ncpus();
 	size_t i;
 
 	*o = (struct opts){ .x8 = 1, .attn = 1, .use_ggml = 1, .use_dnnl = 1,
@@ -157,7 +157,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		o->thr[o->nthr++] = 2;
 	optind = 1;
 	while (!bad && (c = getopt_long(argc, argv, "jqwh", g_longopts,
-					NULL)) != -1) {
+					&li)) != -1) {
 		switch (c) {
 		case 'j': o->json = 1; break;
 		case 'q': o->budget = 0.02; break;
@@ -198,8 +198,11 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		}
 	}
 	if (bad || optind != argc) {
-		fprintf(stderr, "syshax-bench kernels: bad arguments (at most "
-			"%d threads here)\n", ncpus);
+		if (bad && li >= 0 && optarg)
+			fprintf(stderr, "syshax-bench kernels: bad --%s '%s' "
+				"(shapes KxN with K %% 32 == 0 and N %% 16 == 0, "
+				"M 1-256, at most %d threads here)\n",
+				g_longopts[li].name, optarg, ncpus);
 		usage(stderr);
 		return -1;
 	}
