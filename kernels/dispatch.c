@@ -33,6 +33,7 @@ const struct shxk_ops shxk_ops_generic = {
 	.kv_axpy = shxk_kv_axpy_generic,
 	.swiglu = shxk_swiglu_generic,
 	.exp_sum = shxk_exp_sum_generic,
+	.widen = shxk_widen_generic,
 };
 
 /* Atomic: a thread that skipped shxk_init() still reads a whole pointer. */

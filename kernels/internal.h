@@ -71,6 +71,8 @@ struct shxk_ops {
 	void (*swiglu)(const float *g, const float *u, float *y, size_t n);
 	/* s[r] = e^(s[r] - top) for r < n (n <= 16); returns their sum */
 	float (*exp_sum)(float *s, size_t n, float top);
+	/* y[j] = x[j] for an f16 or bf16 row x of n values (dequantize) */
+	void (*widen)(enum shxk_type t, const void *x, float *y, size_t n);
 };
 
 extern const struct shxk_ops shxk_ops_generic;
@@ -123,6 +125,7 @@ void shxk_kv_axpy_generic(enum shxk_type t, float *o, float c,
 
 void shxk_swiglu_generic(const float *g, const float *u, float *y, size_t n);
 float shxk_exp_sum_generic(float *s, size_t n, float top);
+void shxk_widen_generic(enum shxk_type t, const void *x, float *y, size_t n);
 
 void shxk_gemm_f32_generic(const struct shxk_gemm_args *a);
 void shxk_gemm_f16_generic(const struct shxk_gemm_args *a);

@@ -111,9 +111,16 @@ void shxk_act_q8_generic(const float *x, int8_t *qs, float *d, int32_t *s,
 	}
 }
 
-static void dequant_row(enum shxk_type t, const void *x, float *y, size_t k)
+void shxk_widen_generic(enum shxk_type t, const void *x, float *y, size_t n)
 {
 	const uint16_t *h = x;
+
+	for (size_t i = 0; i < n; i++)
+		y[i] = t == SHXK_F16 ? shxk_fp16_to_fp32(h[i]) : shxk_bf16_to_fp32(h[i]);
+}
+
+static void dequant_row(enum shxk_type t, const void *x, float *y, size_t k)
+{
 	const struct shxk_block_q8_0 *q8 = x;
 	const struct shxk_block_q4_0 *q4 = x;
 
@@ -122,12 +129,8 @@ static void dequant_row(enum shxk_type t, const void *x, float *y, size_t k)
 		memcpy(y, x, k * sizeof(float));
 		break;
 	case SHXK_F16:
-		for (size_t i = 0; i < k; i++)
-			y[i] = shxk_fp16_to_fp32(h[i]);
-		break;
 	case SHXK_BF16:
-		for (size_t i = 0; i < k; i++)
-			y[i] = shxk_bf16_to_fp32(h[i]);
+		shxk_ops_current()->widen(t, x, y, k);
 		break;
 	case SHXK_Q8_0:
 		for (size_t j = 0; j < k / SHXK_QK; j++, y += SHXK_QK) {

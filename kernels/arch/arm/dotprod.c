@@ -53,4 +53,5 @@ const struct shxk_ops shxk_ops_dotprod = {
 	.kv_axpy = shxk_kv_axpy_neon,
 	.swiglu = shxk_swiglu_generic,
 	.exp_sum = shxk_exp_sum_generic,
+	.widen = shxk_widen_neon,
 };

@@ -120,6 +120,7 @@ const struct shxk_ops shxk_ops_i8mm##nrc = {				\
 	.kv_axpy = shxk_kv_axpy_neon,					\
 	.swiglu = shxk_swiglu_generic,					\
 	.exp_sum = shxk_exp_sum_generic,				\
+	.widen = shxk_widen_neon,					\
 };
 
 I8MM_GEMMS(2)

@@ -203,6 +203,17 @@ void shxk_kv_axpy_neon(enum shxk_type t, float *o, float c, const float *p,
 		kv_axpy_t(SHXK_F32, o, c, p, v, nr, n);
 }
 
+void shxk_widen_neon(enum shxk_type t, const void *x, float *y, size_t n)
+{
+	size_t n4 = n & ~(size_t)3;
+
+	for (size_t e = 0; e < n4; e += 4)
+		vst1q_f32(y + e, t == SHXK_F16 ? load_w(SHXK_F16, x, e) :
+						 load_w(SHXK_BF16, x, e));
+	for (size_t e = n4; e < n; e++)
+		y[e] = load_w1(t, x, e);
+}
+
 /* ---- Q8_0 / Q4_0 ---- */
 
 /* acc + four-element s8 dot products of w and x in each s32 lane. */
@@ -258,4 +269,5 @@ const struct shxk_ops shxk_ops_neon = {
 	.kv_axpy = shxk_kv_axpy_neon,
 	.swiglu = shxk_swiglu_generic,
 	.exp_sum = shxk_exp_sum_generic,
+	.widen = shxk_widen_neon,
 };

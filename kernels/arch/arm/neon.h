@@ -23,6 +23,7 @@ void shxk_gemm_f16_neon(const struct shxk_gemm_args *a);
 void shxk_gemm_bf16_neon(const struct shxk_gemm_args *a);
 float shxk_kv_dot_neon(enum shxk_type t, const float *q, const void *k,
 		       size_t n);
+void shxk_widen_neon(enum shxk_type t, const void *x, float *y, size_t n);
 void shxk_kv_axpy_neon(enum shxk_type t, float *o, float c, const float *p,
 		       const void *const *v, size_t nr, size_t n);
 

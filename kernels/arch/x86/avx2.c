@@ -260,6 +260,17 @@ static void kv_axpy(enum shxk_type t, float *o, float c, const float *p,
 		kv_axpy_t(SHXK_F32, o, c, p, v, nr, n);
 }
 
+static void widen(enum shxk_type t, const void *x, float *y, size_t n)
+{
+	size_t n8 = n & ~(size_t)7;
+
+	for (size_t e = 0; e < n8; e += 8)
+		_mm256_storeu_ps(y + e, t == SHXK_F16 ? load_w(SHXK_F16, x, e) :
+							load_w(SHXK_BF16, x, e));
+	for (size_t e = n8; e < n; e++)
+		y[e] = load_w1(t, x, e);
+}
+
 /* ---- Q8_0 / Q4_0, row-major ---- */
 
 /* Sum of u8 x s8 products in each 32-bit lane. */
@@ -515,4 +526,5 @@ const struct shxk_ops shxk_ops_avx2 = {
 	.kv_axpy = kv_axpy,
 	.swiglu = shxk_swiglu_generic,
 	.exp_sum = shxk_exp_sum_generic,
+	.widen = widen,
 };

@@ -195,6 +195,16 @@ static void kv_axpy(enum shxk_type t, float *o, float c, const float *p,
 		kv_axpy_t(SHXK_F32, o, c, p, v, nr, n);
 }
 
+static void widen(enum shxk_type t, const void *x, float *y, size_t n)
+{
+	for (size_t e = 0; e < n; e += 16) {
+		__mmask16 m = n - e >= 16 ? 0xffff : (__mmask16)((1u << (n - e)) - 1);
+
+		_mm512_mask_storeu_ps(y + e, m, t == SHXK_F16 ?
+				      load_w(SHXK_F16, x, e, m) : load_w(SHXK_BF16, x, e, m));
+	}
+}
+
 /* ---- SwiGLU ---- */
 
 /*
@@ -529,4 +539,5 @@ const struct shxk_ops shxk_ops_avx512 = {
 	.kv_axpy = kv_axpy,
 	.swiglu = swiglu,
 	.exp_sum = exp_sum,
+	.widen = widen,
 };
