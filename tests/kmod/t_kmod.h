@@ -18,6 +18,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "../t_cunit.h"
 #include "syshax.h"
 
 #define T_DEV		"/dev/syshax"
@@ -155,50 +156,11 @@ static inline int t_suite_close(void)
 	return close(g_fd);
 }
 
-struct t_test {
-	const char *name;
-	void (*fn)(void);
-};
-
-/* Runs the registered suites; non-zero when anything failed. */
-static inline int t_run(void)
-{
-	unsigned int failed;
-
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed() +
-		 CU_get_number_of_tests_failed();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
-}
-
 /*
  * main() of a module suite program: SKIP (exit 77) without the device,
  * else tests[] as one CUnit suite; non-zero when anything failed.
  */
-static inline int t_main(const char *prog, const char *suite,
-			 CU_InitializeFunc init, CU_CleanupFunc clean,
-			 const struct t_test *tests, size_t n)
-{
-	CU_pSuite s;
-	size_t i;
-
-	t_require_device(prog);
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite(suite, init, clean);
-	for (i = 0; s && i < n; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			s = NULL;
-	if (!s) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	return t_run();
-}
-
 #define T_MAIN(prog, suite, init, clean, tests)				\
-	t_main(prog, suite, init, clean, tests, sizeof(tests) / sizeof(tests[0]))
+	(t_require_device(prog), T_RUN_SUITE(suite, init, clean, tests))
 
 #endif /* T_KMOD_H */

@@ -22,6 +22,8 @@
 #include <unistd.h>
 #include <CUnit/Basic.h>
 
+#include "../t_cunit.h"
+
 #include "broker.h"
 #include "proto.h"
 #include "syshax/rt.h"
@@ -935,33 +937,25 @@ static void t_broker_gone(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const struct t_test tests[] = {
+		{ "a second broker on the path: -EADDRINUSE", t_create_twice },
+		{ "the socket path answers once it exists", t_path_ready },
+		{ "VERSION", t_version },
+		{ "alloc, map, info, stats, free", t_alloc_map_free },
+		{ "alloc errors", t_alloc_errors },
+		{ "NUMA placement, huge pages", t_numa_placement },
+		{ "isolation; export and import", t_isolation_and_import },
+		{ "buffer calls from three threads", t_threads },
+		{ "bad refs: shared validation", t_bad_refs },
+		{ "jobs: client, engine, limits, -EPIPE", t_jobs },
+		{ "engine fd readiness; fetch interrupted: -EINTR",
+		  t_engine_fd_and_eintr },
+		{ "client gone: jobs cancelled", t_client_gone },
+		{ "malformed requests", t_malformed },
+		{ "engines need privilege: -EPERM", t_engine_privilege },
+		{ "broker gone: -EPIPE", t_broker_gone },
+		{ "default socket path of a user", t_defaults },
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("userspace broker", t_setup, t_teardown);
-	CU_add_test(s, "a second broker on the path: -EADDRINUSE",
-		    t_create_twice);
-	CU_add_test(s, "the socket path answers once it exists", t_path_ready);
-	CU_add_test(s, "VERSION", t_version);
-	CU_add_test(s, "alloc, map, info, stats, free", t_alloc_map_free);
-	CU_add_test(s, "alloc errors", t_alloc_errors);
-	CU_add_test(s, "NUMA placement, huge pages", t_numa_placement);
-	CU_add_test(s, "isolation; export and import", t_isolation_and_import);
-	CU_add_test(s, "buffer calls from three threads", t_threads);
-	CU_add_test(s, "bad refs: shared validation", t_bad_refs);
-	CU_add_test(s, "jobs: client, engine, limits, -EPIPE", t_jobs);
-	CU_add_test(s, "engine fd readiness; fetch interrupted: -EINTR",
-		    t_engine_fd_and_eintr);
-	CU_add_test(s, "client gone: jobs cancelled", t_client_gone);
-	CU_add_test(s, "malformed requests", t_malformed);
-	CU_add_test(s, "engines need privilege: -EPERM", t_engine_privilege);
-	CU_add_test(s, "broker gone: -EPIPE", t_broker_gone);
-	CU_add_test(s, "default socket path of a user", t_defaults);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return T_RUN_SUITE("userspace broker", t_setup, t_teardown, tests);
 }

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <CUnit/Basic.h>
 
+#include "../t_cunit.h"
+
 #include "cpl_check.h"
 
 static void t_cpl_check(void)
@@ -64,18 +66,11 @@ static void t_job_stats(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const struct t_test tests[] = {
+		{ "status and flags", t_cpl_check },
+		{ "latency buckets", t_lat_bucket },
+		{ "job counters", t_job_stats },
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("completion rules", NULL, NULL);
-	CU_add_test(s, "status and flags", t_cpl_check);
-	CU_add_test(s, "latency buckets", t_lat_bucket);
-	CU_add_test(s, "job counters", t_job_stats);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return T_RUN_SUITE("completion rules", NULL, NULL, tests);
 }

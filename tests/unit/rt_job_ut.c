@@ -5,6 +5,8 @@
 #include <string.h>
 #include <CUnit/Basic.h>
 
+#include "../t_cunit.h"
+
 #include "job_check.h"
 #include "syshax/rt.h"
 
@@ -85,18 +87,11 @@ static void t_copy(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const struct t_test tests[] = {
+		{ "init zeroes the job", t_init_zeroes },
+		{ "add_ref fills refs, -E2BIG when full", t_add_ref },
+		{ "copy builds a valid COPY", t_copy },
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("job builders", NULL, NULL);
-	CU_add_test(s, "init zeroes the job", t_init_zeroes);
-	CU_add_test(s, "add_ref fills refs, -E2BIG when full", t_add_ref);
-	CU_add_test(s, "copy builds a valid COPY", t_copy);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return T_RUN_SUITE("job builders", NULL, NULL, tests);
 }

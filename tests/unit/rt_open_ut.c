@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <CUnit/Basic.h>
 
+#include "../t_cunit.h"
+
 #include "syshax/rt.h"
 
 static char g_dir[64];
@@ -141,25 +143,20 @@ static void t_not_syshaxd(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const struct t_test tests[] = {
+		{ "bad options: -EINVAL", t_bad_opts },
+		{ "missing path: -ENOENT", t_missing },
+		{ "nobody listening: -ECONNREFUSED", t_refused },
+		{ "socket path too long: -ENAMETOOLONG", t_too_long },
+		{ "not a syshax device: -ENOTTY, -ENOTSUP", t_not_a_device },
+		{ "peer is not syshaxd: -EPROTO, -EPIPE", t_not_syshaxd },
+	};
+	int ret;
 
 	snprintf(g_dir, sizeof(g_dir), "/tmp/rt_open_ut.XXXXXX");
 	if (!mkdtemp(g_dir))
 		return 1;
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("open errors", NULL, NULL);
-	CU_add_test(s, "bad options: -EINVAL", t_bad_opts);
-	CU_add_test(s, "missing path: -ENOENT", t_missing);
-	CU_add_test(s, "nobody listening: -ECONNREFUSED", t_refused);
-	CU_add_test(s, "socket path too long: -ENAMETOOLONG", t_too_long);
-	CU_add_test(s, "not a syshax device: -ENOTTY, -ENOTSUP", t_not_a_device);
-	CU_add_test(s, "peer is not syshaxd: -EPROTO, -EPIPE", t_not_syshaxd);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
+	ret = T_RUN_SUITE("open errors", NULL, NULL, tests);
 	rmdir(g_dir);
-	return fails ? 1 : 0;
+	return ret;
 }

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <CUnit/Basic.h>
 
+#include "../t_cunit.h"
+
 #include "syshax/rt.h"
 
 static void t_syshax_meanings(void)
@@ -31,18 +33,11 @@ static void t_libc_and_unknown(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const struct t_test tests[] = {
+		{ "sysHAX meanings", t_syshax_meanings },
+		{ "negative and positive alike", t_sign },
+		{ "libc text, unknown errors", t_libc_and_unknown },
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("strerror", NULL, NULL);
-	CU_add_test(s, "sysHAX meanings", t_syshax_meanings);
-	CU_add_test(s, "negative and positive alike", t_sign);
-	CU_add_test(s, "libc text, unknown errors", t_libc_and_unknown);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return T_RUN_SUITE("strerror", NULL, NULL, tests);
 }

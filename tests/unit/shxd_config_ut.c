@@ -7,6 +7,8 @@
 #include <unistd.h>
 #include <CUnit/Basic.h>
 
+#include "../t_cunit.h"
+
 #include "broker.h"
 #include "config.h"
 
@@ -219,26 +221,20 @@ static void t_env(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const struct t_test tests[] = {
+		{ "defaults", t_defaults },
+		{ "one key", t_set },
+		{ "config file", t_load },
+		{ "command line", t_parse },
+		{ "environment", t_env },
+	};
 	int fd = mkstemp(g_path);
+	int ret;
 
 	if (fd < 0)
 		return 1;
 	close(fd);
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("shxd_config", NULL, NULL);
-	if (!s || !CU_add_test(s, "defaults", t_defaults) ||
-	    !CU_add_test(s, "one key", t_set) ||
-	    !CU_add_test(s, "config file", t_load) ||
-	    !CU_add_test(s, "command line", t_parse) ||
-	    !CU_add_test(s, "environment", t_env))
-		return 1;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-	CU_cleanup_registry();
+	ret = T_RUN_SUITE("shxd_config", NULL, NULL, tests);
 	unlink(g_path);
-	return fails ? 1 : 0;
+	return ret;
 }

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <CUnit/Basic.h>
 
+#include "../t_cunit.h"
+
 #include "exec.h"
 #include "syshax_ops.h"
 
@@ -92,20 +94,12 @@ static void t_unknown(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
+	static const struct t_test tests[] = {
+		{ "NOP", t_nop },
+		{ "COPY", t_copy },
+		{ "COPY outside the mapping", t_bounds },
+		{ "ops not implemented", t_unknown },
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("shxd_exec", NULL, NULL);
-	if (!s || !CU_add_test(s, "NOP", t_nop) ||
-	    !CU_add_test(s, "COPY", t_copy) ||
-	    !CU_add_test(s, "COPY outside the mapping", t_bounds) ||
-	    !CU_add_test(s, "ops not implemented", t_unknown))
-		return 1;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return T_RUN_SUITE("shxd_exec", NULL, NULL, tests);
 }

@@ -9,6 +9,8 @@
 
 #include <CUnit/Basic.h>
 
+#include "../t_cunit.h"
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic error "-Wpadded"
 #include "syshax.h"
@@ -268,10 +270,7 @@ static void test_constants(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
+	static const struct t_test tests[] = {
 		{ "syshax_version_args", test_version_args },
 		{ "syshax_buf_alloc_args", test_buf_alloc_args },
 		{ "syshax_buf_free_args", test_buf_free_args },
@@ -294,20 +293,6 @@ int main(void)
 		{ "ioctl_numbers", test_ioctl_numbers },
 		{ "constants", test_constants },
 	};
-	unsigned int failed;
-	CU_pSuite suite;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	suite = CU_add_suite("uapi_abi", NULL, NULL);
-	if (!suite)
-		return 1;
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			return 1;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return T_RUN_SUITE("uapi_abi", NULL, NULL, tests);
 }
