@@ -27,6 +27,12 @@ void shxk_widen_neon(enum shxk_type t, const void *x, float *y, size_t n);
 void shxk_kv_axpy_neon(enum shxk_type t, float *o, float c, const float *p,
 		       const void *const *v, size_t nr, size_t n);
 
+/* 16 quant bytes: contiguous (rows) or two 8-byte chunks step apart (X8). */
+INLINE uint8x16_t shxk_neon_ld16(const uint8_t *qs, size_t step, int x8)
+{
+	return x8 ? vcombine_u8(vld1_u8(qs), vld1_u8(qs + step)) : vld1q_u8(qs);
+}
+
 /*
  * Row n's block j as signed quants in element order (Q4_0 minus 8) and its
  * f32 scale, from either layout (x8: the SHXK_LAYOUT_X8 interleave).
@@ -53,16 +59,14 @@ shxk_neon_block(const struct shxk_gemm_args *a, int q4, int x8, size_t n,
 	}
 	memcpy(&d, b, 2);
 	if (q4) {
-		uint8x16_t q = vcombine_u8(vld1_u8(qs), vld1_u8(qs + step));
+		uint8x16_t q = shxk_neon_ld16(qs, step, x8);
 
 		*lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(15))),
 			       vdupq_n_s8(8));
 		*hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), vdupq_n_s8(8));
 	} else {
-		*lo = vcombine_s8(vld1_s8((const int8_t *)qs),
-				  vld1_s8((const int8_t *)qs + step));
-		*hi = vcombine_s8(vld1_s8((const int8_t *)qs + 2 * step),
-				  vld1_s8((const int8_t *)qs + 3 * step));
+		*lo = vreinterpretq_s8_u8(shxk_neon_ld16(qs, step, x8));
+		*hi = vreinterpretq_s8_u8(shxk_neon_ld16(qs + 2 * step, step, x8));
 	}
 	return (float)d;
 }
