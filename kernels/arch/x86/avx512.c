@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * AVX-512 variant (F, BW, VL, VNNI; BF16 CPUs only, chosen by cpu-feats.c).
+ * AVX-512 variant (F, BW, VL, VNNI, probed by cpu-feats.c; no BF16 needed).
  * Integer paths use vpdpbusd (u8 x s8): Q4_0 nibbles are already unsigned,
  * Q8_0 quants get + 128 (xor 0x80); the bias that adds is taken back with
  * the activation block sums. The X8 layout puts 8 bytes of each of 8 rows
