@@ -271,6 +271,72 @@ static void widen(enum shxk_type t, const void *x, float *y, size_t n)
 		y[e] = load_w1(t, x, e);
 }
 
+/* ---- SwiGLU and softmax exp ---- */
+
+/* 2^k for integer k in [-126, 127], built in the exponent field. */
+INLINE __m256 pow2i(__m256i k)
+{
+	return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k,
+					_mm256_set1_epi32(127)), 23));
+}
+
+/*
+ * e^x within 2 ulp: x = n ln2 + r, |r| <= ln2 / 2, e^r by its degree-7
+ * Taylor polynomial, then times 2^(n/2) and 2^(n - n/2), each a normal
+ * number, so overflow gives inf and underflow gradual 0 as for expf. The
+ * clamp keeps n in range (and r finite for +-inf).
+ */
+INLINE __m256 exp256(__m256 x)
+{
+	x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-150.0f)),
+			  _mm256_set1_ps(150.0f));
+	__m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(0x1.715476p+0f)),
+				   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x);
+	__m256 p = _mm256_set1_ps(1.0f / 5040);
+	__m256i ni = _mm256_cvtps_epi32(n), n1 = _mm256_srai_epi32(ni, 1);
+
+	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f), r);
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+	return _mm256_mul_ps(_mm256_mul_ps(p, pow2i(n1)),
+			     pow2i(_mm256_sub_epi32(ni, n1)));
+}
+
+static void swiglu(const float *g, const float *u, float *y, size_t n)
+{
+	size_t n8 = n & ~(size_t)7;
+
+	for (size_t j = 0; j < n8; j += 8) {
+		__m256 gv = _mm256_loadu_ps(g + j);
+		__m256 den = _mm256_add_ps(_mm256_set1_ps(1.0f),
+					   exp256(_mm256_sub_ps(_mm256_setzero_ps(), gv)));
+
+		_mm256_storeu_ps(y + j, _mm256_mul_ps(_mm256_div_ps(gv, den),
+						      _mm256_loadu_ps(u + j)));
+	}
+	shxk_swiglu_generic(g + n8, u + n8, y + n8, n - n8);
+}
+
+static float exp_sum(float *s, size_t n, float top)
+{
+	__m256 sum = _mm256_setzero_ps();
+	size_t n8 = n & ~(size_t)7;
+
+	for (size_t r = 0; r < n8; r += 8) {
+		__m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(s + r), _mm256_set1_ps(top)));
+
+		_mm256_storeu_ps(s + r, e);
+		sum = _mm256_add_ps(sum, e);
+	}
+	return hsum256(sum) + shxk_exp_sum_generic(s + n8, n - n8, top);
+}
+
 /* ---- Q8_0 / Q4_0, row-major ---- */
 
 /* Sum of u8 x s8 products in each 32-bit lane. */
@@ -524,7 +590,7 @@ const struct shxk_ops shxk_ops_avx2 = {
 	},
 	.kv_dot = kv_dot,
 	.kv_axpy = kv_axpy,
-	.swiglu = shxk_swiglu_generic,
-	.exp_sum = shxk_exp_sum_generic,
+	.swiglu = swiglu,
+	.exp_sum = exp_sum,
 	.widen = widen,
 };
