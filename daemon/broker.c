@@ -584,6 +584,7 @@ int shxd_broker_run(struct shxd_broker *b, volatile sig_atomic_t *stop)
  */
 static int listen_path(struct shxd_broker *b)
 {
+	static unsigned int tmp_seq;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[sizeof(b->path)], *slash;
 	int probe, n, ret;
@@ -606,10 +607,12 @@ static int listen_path(struct shxd_broker *b)
 	if (errno == ECONNREFUSED)
 		unlink(b->path);
 
-	/* The temporary name: .syshaxd-<pid> beside b->path. */
+	/* The temporary name: .syshaxd-<pid>.<n> beside b->path, n telling
+	 * apart brokers one process creates at once. */
 	n = slash ? (int)(slash - dir) + 1 : 0;
-	ret = snprintf(sa.sun_path, sizeof(sa.sun_path), "%.*s.syshaxd-%d",
-		       n, b->path, (int)getpid());
+	ret = snprintf(sa.sun_path, sizeof(sa.sun_path), "%.*s.syshaxd-%d.%u",
+		       n, b->path, (int)getpid(),
+		       __atomic_fetch_add(&tmp_seq, 1, __ATOMIC_RELAXED));
 	if (ret < 0 || (size_t)ret >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	/* Left by an earlier process of this pid. */
