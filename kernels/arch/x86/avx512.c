@@ -112,6 +112,15 @@ INLINE void gemm_float(const struct shxk_gemm_args *a, enum shxk_type t)
 {
 	size_t n = a->n0;
 
+	/*
+	 * Batch 1 reads each row once: one row at a time keeps a single
+	 * sequential stream, which DRAM serves faster than four.
+	 */
+	if (a->m == 1) {
+		for (; n < a->n1; n++)
+			float_tile(a, t, n, 0, 1, 1);
+		return;
+	}
 	for (; n + 4 <= a->n1; n += 4) {
 		size_t i = 0;
 
@@ -373,6 +382,12 @@ INLINE void gemm_quant(const struct shxk_gemm_args *a, int q4)
 {
 	size_t n = a->n0;
 
+	/* Batch 1: one sequential row stream at a time (see gemm_float). */
+	if (a->m == 1) {
+		for (; n < a->n1; n++)
+			quant_tile(a, q4, n, 0, 1, 1);
+		return;
+	}
 	for (; n + 4 <= a->n1; n += 4) {
 		size_t i = 0;
 
