@@ -86,6 +86,8 @@ int bench_affinity_save(cpu_set_t *saved, int pin)
 		return 0;
 	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, saved); cpu++)
 		;
+	if (cpu == CPU_SETSIZE)
+		return -ERANGE;
 	one_cpu(&set, cpu);
 	return -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
