@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * syshax-bench kernels end to end on a tiny configuration: every case
+ * runs without error, the JSON carries every row, and a missing peer is
+ * named rather than failing the run.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <CUnit/Basic.h>
+
+#include "bench.h"
+
+/* Runs the subcommand with stdout in a buffer; returns its exit status. */
+static int run(char **argv, int argc, char *out, size_t len)
+{
+	int saved = dup(STDOUT_FILENO), rc;
+	FILE *f = tmpfile();
+	size_t n;
+
+	CU_ASSERT_FATAL(saved >= 0 && f);
+	fflush(stdout);
+	dup2(fileno(f), STDOUT_FILENO);
+	rc = bench_kernels_main(argc, argv);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	rewind(f);
+	n = fread(out, 1, len - 1, f);
+	out[n] = 0;
+	fclose(f);
+	return rc;
+}
+
+static size_t count(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	while ((s = strstr(s, what))) {
+		n++;
+		s += strlen(what);
+	}
+	return n;
+}
+
+static char g_out[1 << 16];
+
+static void t_json(void)
+{
+	char *argv[] = { "kernels", "--json", "--shapes", "768x2048",
+			 "--types", "q4_0,f16", "--m", "1,8", "--threads", "1",
+			 "--no-ggml", "--no-dnnl", "--budget", "3", NULL };
+
+	CU_ASSERT_EQUAL(run(argv, 14, g_out, sizeof(g_out)), 0);
+	/* 2 types x 2 M x 1 thread count, plus 2 attention rows. */
+	CU_ASSERT_EQUAL(count(g_out, "\"type\": "), 4);
+	CU_ASSERT_EQUAL(count(g_out, "\"seqs\": "), 2);
+	CU_ASSERT_EQUAL(count(g_out, "\"error\": 0"), 6);
+	CU_ASSERT_PTR_NOT_NULL(strstr(g_out, "\"ggml\": null"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(g_out, "disabled (--no-ggml)"));
+	CU_ASSERT_PTR_NULL(strstr(g_out, "\"us\": null"));
+}
+
+static void t_missing_ggml(void)
+{
+	char *argv[] = { "kernels", "--ggml", "/nonexistent", "--no-dnnl",
+			 "--no-attn", "--shapes", "2048x768", "--types", "q8_0",
+			 "--m", "1", "--threads", "1", "--budget", "3", NULL };
+
+	/* Our rows still run; the header says why ggml is not there. */
+	CU_ASSERT_EQUAL(run(argv, 15, g_out, sizeof(g_out)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(g_out, "not measured: /nonexistent"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(g_out, "2048x768    q8_0"));
+}
+
+static void t_usage(void)
+{
+	char *bad[] = { "kernels", "--shapes", "100x100", NULL };
+
+	CU_ASSERT_EQUAL(run(bad, 3, g_out, sizeof(g_out)), 2);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned int fails;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("bench kernels", NULL, NULL);
+	CU_add_test(s, "JSON rows", t_json);
+	CU_add_test(s, "missing ggml", t_missing_ggml);
+	CU_add_test(s, "usage error", t_usage);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	fails = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return fails ? 1 : 0;
+}
