@@ -108,6 +108,39 @@ INLINE void float_tile(const struct shxk_gemm_args *a, enum shxk_type t,
 			shxk_store(a, i + u, n + r, _mm512_reduce_add_ps(acc[r][u]));
 }
 
+/*
+ * Row n times activation row 0, four independent accumulators: one chain
+ * of FMAs (4 cycles each) would cap a 16-bit row at 8 bytes a cycle.
+ */
+INLINE void float_row(const struct shxk_gemm_args *a, enum shxk_type t, size_t n)
+{
+	const uint8_t *row = a->w + n * a->wstride;
+	const float *x = (const float *)a->act;
+	size_t es = t == SHXK_F32 ? 4 : 2, e = 0;
+	__m512 acc[4];
+
+	UNROLL
+	for (int c = 0; c < 4; c++)
+		acc[c] = _mm512_setzero_ps();
+	for (; e + 64 <= a->k; e += 64) {
+		UNROLL
+		for (int c = 0; c < 4; c++)
+			acc[c] = _mm512_fmadd_ps(load_w(t, row, e + 16 * c, 0xffff),
+						 _mm512_loadu_ps(x + e + 16 * c), acc[c]);
+		for (size_t o = 0; o < 64 * es; o += 64)
+			_mm_prefetch((const char *)row + e * es + SHXK_PREFETCH + o,
+				     _MM_HINT_T0);
+	}
+	for (; e < a->k; e += 16) {
+		__mmask16 m = a->k - e >= 16 ? 0xffff : (__mmask16)((1u << (a->k - e)) - 1);
+
+		acc[0] = _mm512_fmadd_ps(load_w(t, row, e, m), _mm512_maskz_loadu_ps(m, x + e),
+					 acc[0]);
+	}
+	shxk_store(a, 0, n, _mm512_reduce_add_ps(_mm512_add_ps(
+		_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3]))));
+}
+
 INLINE void gemm_float(const struct shxk_gemm_args *a, enum shxk_type t)
 {
 	size_t n = a->n0;
@@ -118,7 +151,7 @@ INLINE void gemm_float(const struct shxk_gemm_args *a, enum shxk_type t)
 	 */
 	if (a->m == 1) {
 		for (; n < a->n1; n++)
-			float_tile(a, t, n, 0, 1, 1);
+			float_row(a, t, n);
 		return;
 	}
 	for (; n + 4 <= a->n1; n += 4) {
