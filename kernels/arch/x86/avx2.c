@@ -166,6 +166,35 @@ INLINE void float_tile(const struct shxk_gemm_args *a, enum shxk_type t,
 	}
 }
 
+/* Row n times activation row 0, four independent FMA chains. */
+INLINE void float_row(const struct shxk_gemm_args *a, enum shxk_type t, size_t n)
+{
+	const uint8_t *row = a->w + n * a->wstride;
+	const float *x = (const float *)a->act;
+	size_t es = t == SHXK_F32 ? 4 : 2, e = 0;
+	__m256 acc[4];
+	float tail = 0.0f;
+
+	UNROLL
+	for (int c = 0; c < 4; c++)
+		acc[c] = _mm256_setzero_ps();
+	for (; e + 32 <= a->k; e += 32) {
+		UNROLL
+		for (int c = 0; c < 4; c++)
+			acc[c] = _mm256_fmadd_ps(load_w(t, row, e + 8 * c),
+						 _mm256_loadu_ps(x + e + 8 * c), acc[c]);
+		for (size_t o = 0; o < 32 * es; o += 64)
+			_mm_prefetch((const char *)row + e * es + SHXK_PREFETCH + o,
+				     _MM_HINT_T0);
+	}
+	for (; e + 8 <= a->k; e += 8)
+		acc[0] = _mm256_fmadd_ps(load_w(t, row, e), _mm256_loadu_ps(x + e), acc[0]);
+	for (; e < a->k; e++)
+		tail += load_w1(t, row, e) * x[e];
+	shxk_store(a, 0, n, hsum256(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]),
+						  _mm256_add_ps(acc[2], acc[3]))) + tail);
+}
+
 INLINE void gemm_float(const struct shxk_gemm_args *a, enum shxk_type t)
 {
 	size_t n = a->n0;
@@ -176,7 +205,7 @@ INLINE void gemm_float(const struct shxk_gemm_args *a, enum shxk_type t)
 	 */
 	if (a->m == 1) {
 		for (; n < a->n1; n++)
-			float_tile(a, t, n, 0, 1, 1);
+			float_row(a, t, n);
 		return;
 	}
 	for (; n + 4 <= a->n1; n += 4) {
