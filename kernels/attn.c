@@ -18,74 +18,89 @@ static float kv_at(enum shxk_type t, const void *p, size_t i)
 	return ((const float *)p)[i];
 }
 
-float shxk_kv_dot_generic(enum shxk_type t, const float *q, const void *k,
-			  size_t n)
+/*
+ * The rows of kv head g for positions [p0, p0 + nr) in the K or V array
+ * base: one division per call, not one per row.
+ */
+static void kv_rows(const struct shxk_kv_cache *kv, const int32_t *block_table,
+		    const void *base, size_t p0, size_t nr, size_t g,
+		    const void **rows)
 {
-	float s = 0.0f;
+	size_t es = kv->type == SHXK_F32 ? 4 : 2, bs = kv->block_size;
+	size_t b = p0 / bs, o = p0 % bs;
 
-	for (size_t e = 0; e < n; e++)
-		s += q[e] * kv_at(t, k, e);
-	return s;
-}
+	for (size_t r = 0; r < nr; r++) {
+		size_t row = ((size_t)block_table[b] * bs + o) * kv->kv_heads + g;
 
-void shxk_kv_axpy_generic(enum shxk_type t, float *o, float c,
-			  const float *p, const void *const *v, size_t nr,
-			  size_t n)
-{
-	for (size_t e = 0; e < n; e++) {
-		float acc = o[e] * c;
-
-		for (size_t r = 0; r < nr; r++)
-			acc += p[r] * kv_at(t, v[r], e);
-		o[e] = acc;
+		rows[r] = (const uint8_t *)base + row * kv->head_dim * es;
+		if (++o == bs) {
+			o = 0;
+			b++;
+		}
 	}
 }
 
-/* Position pos's row of kv head g in the K or V array base. */
-static const void *kv_row(const struct shxk_kv_cache *kv, const int32_t *block_table,
-			  const void *base, size_t pos, size_t g)
+/*
+ * The reference tile: per head, scores, one max update and rescale for the
+ * whole tile, then the weighted V rows.
+ */
+void shxk_attn_tile_generic(enum shxk_type t, const float *q, size_t g,
+			    float scale, const void *const *k,
+			    const void *const *v, size_t nr, size_t n,
+			    float *o, float *mx, float *l)
 {
-	size_t es = kv->type == SHXK_F32 ? 4 : 2;
-	size_t row = ((size_t)block_table[pos / kv->block_size] * kv->block_size +
-		      pos % kv->block_size) * kv->kv_heads + g;
+	for (size_t h = 0; h < g; h++) {
+		const float *qh = q + h * n;
+		float *oh = o + h * n, s[SHXK_ATTN_TILE], top = mx[h];
+		float corr = 1.0f, sum = 0.0f;
 
-	return (const uint8_t *)base + row * kv->head_dim * es;
-}
+		for (size_t r = 0; r < nr; r++) {
+			float d = 0.0f;
 
-float shxk_exp_sum_generic(float *s, size_t n, float top)
-{
-	float sum = 0.0f;
+			for (size_t e = 0; e < n; e++)
+				d += qh[e] * kv_at(t, k[r], e);
+			s[r] = d * scale;
+			top = fmaxf(top, s[r]);
+		}
+		/* New max: rescale what was summed under the old one. */
+		if (top > mx[h]) {
+			corr = expf(mx[h] - top);
+			mx[h] = top;
+		}
+		for (size_t r = 0; r < nr; r++) {
+			s[r] = expf(s[r] - top);
+			sum += s[r];
+		}
+		l[h] = l[h] * corr + sum;
+		for (size_t e = 0; e < n; e++) {
+			float acc = oh[e] * corr;
 
-	for (size_t r = 0; r < n; r++) {
-		s[r] = expf(s[r] - top);
-		sum += s[r];
+			for (size_t r = 0; r < nr; r++)
+				acc += s[r] * kv_at(t, v[r], e);
+			oh[e] = acc;
+		}
 	}
-	return sum;
 }
 
 /* Query heads handled per pass over the context (stack state per head). */
 #define HEADS_PER_PASS 64
-/* Context positions per softmax step: one max update and one rescale of
- * the output per chunk rather than per position (and one vector exp). */
-#define CHUNK 16
 
-/* Asks for positions [p0, p1)'s rows of kv heads [g0, g1], contiguous. */
+/* Asks for positions [p0, p0 + nr)'s rows of kv heads [g0, g1], contiguous. */
 static void kv_prefetch(const struct shxk_kv_cache *kv,
-			const int32_t *block_table, size_t p0, size_t p1,
+			const int32_t *block_table, size_t p0, size_t nr,
 			size_t g0, size_t g1)
 {
 	size_t es = kv->type == SHXK_F32 ? 4 : 2;
 	size_t len = (g1 - g0 + 1) * kv->head_dim * es;
+	const void *kr[SHXK_ATTN_TILE], *vr[SHXK_ATTN_TILE];
 
-	for (size_t p = p0; p < p1; p++) {
-		const char *pk = kv_row(kv, block_table, kv->k, p, g0);
-		const char *pv = kv_row(kv, block_table, kv->v, p, g0);
-
+	kv_rows(kv, block_table, kv->k, p0, nr, g0, kr);
+	kv_rows(kv, block_table, kv->v, p0, nr, g0, vr);
+	for (size_t r = 0; r < nr; r++)
 		for (size_t o = 0; o < len; o += 64) {
-			__builtin_prefetch(pk + o);
-			__builtin_prefetch(pv + o);
+			__builtin_prefetch((const char *)kr[r] + o);
+			__builtin_prefetch((const char *)vr[r] + o);
 		}
-	}
 }
 
 /*
@@ -107,34 +122,25 @@ static void attn_pass(const struct shxk_kv_cache *kv, const int32_t *block_table
 		for (size_t e = 0; e < hd; e++)
 			out[h * hd + e] = 0.0f;
 	}
-	for (size_t c = c0; c < c1; c += CHUNK) {
-		size_t nr = c1 - c < CHUNK ? c1 - c : CHUNK, g = SIZE_MAX;
-		const void *kr[CHUNK], *vr[CHUNK];
+	for (size_t c = c0; c < c1; c += SHXK_ATTN_TILE) {
+		size_t nr = c1 - c < SHXK_ATTN_TILE ? c1 - c : SHXK_ATTN_TILE;
+		size_t nn = c1 - c - nr < SHXK_ATTN_TILE ? c1 - c - nr : SHXK_ATTN_TILE;
 
 		/* The hardware prefetcher does not follow block tables. */
-		kv_prefetch(kv, block_table, c + nr, c + nr + (c1 - c - nr < CHUNK ?
-			    c1 - c - nr : CHUNK), hs / group, (he - 1) / group);
-		for (size_t h = hs; h < he; h++) {
-			float s[CHUNK], *m = &mx[h - hs], top = *m, corr = 1.0f;
+		kv_prefetch(kv, block_table, c + nr, nn, hs / group,
+			    (he - 1) / group);
+		/* Each kv head's rows once for all its heads in [hs, he). */
+		for (size_t h = hs; h < he;) {
+			size_t g = h / group, h1 = (g + 1) * group < he ?
+				(g + 1) * group : he;
+			const void *kr[SHXK_ATTN_TILE], *vr[SHXK_ATTN_TILE];
 
-			if (h / group != g) {
-				g = h / group;
-				for (size_t r = 0; r < nr; r++) {
-					kr[r] = kv_row(kv, block_table, kv->k, c + r, g);
-					vr[r] = kv_row(kv, block_table, kv->v, c + r, g);
-				}
-			}
-			for (size_t r = 0; r < nr; r++) {
-				s[r] = ops->kv_dot(kv->type, q + h * hd, kr[r], hd) * scale;
-				top = fmaxf(top, s[r]);
-			}
-			/* New max: rescale what was summed under the old one. */
-			if (top > *m) {
-				corr = expf(*m - top);
-				*m = top;
-			}
-			l[h - hs] = l[h - hs] * corr + ops->exp_sum(s, nr, top);
-			ops->kv_axpy(kv->type, out + h * hd, corr, s, vr, nr, hd);
+			kv_rows(kv, block_table, kv->k, c, nr, g, kr);
+			kv_rows(kv, block_table, kv->v, c, nr, g, vr);
+			ops->attn_tile(kv->type, q + h * hd, h1 - h, scale, kr, vr,
+				       nr, hd, out + h * hd, mx + (h - hs),
+				       l + (h - hs));
+			h = h1;
 		}
 	}
 	for (size_t h = hs; h < he; h++) {

@@ -29,10 +29,8 @@ const struct shxk_ops shxk_ops_generic = {
 		[SHXK_Q8_0] = shxk_gemm_x8_q8_0_generic,
 		[SHXK_Q4_0] = shxk_gemm_x8_q4_0_generic,
 	},
-	.kv_dot = shxk_kv_dot_generic,
-	.kv_axpy = shxk_kv_axpy_generic,
+	.attn_tile = shxk_attn_tile_generic,
 	.swiglu = shxk_swiglu_generic,
-	.exp_sum = shxk_exp_sum_generic,
 	.widen = shxk_widen_generic,
 };
 

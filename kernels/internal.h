@@ -45,15 +45,19 @@ struct shxk_gemm_args {
 };
 
 typedef void (*shxk_gemm_fn)(const struct shxk_gemm_args *a);
+/* Context positions per softmax step of decode attention. */
+#define SHXK_ATTN_TILE 16
 /*
- * Attention rows of n values, k and v of type t: q . k, and o = o * c +
- * sum_r p[r] * v[r] over nr rows (o is read and written once for them all).
+ * One softmax step of decode attention for g query heads sharing one kv
+ * head: q and o are g rows of n floats, k[r] and v[r] the K and V rows
+ * (type t, n values) of nr <= SHXK_ATTN_TILE positions. Scores are q . k
+ * * scale; the running max mx[h] and exp-sum l[h] are updated and o[h]
+ * rescaled to the new max before the tile's weighted V rows are added.
  */
-typedef float (*shxk_kv_dot_fn)(enum shxk_type t, const float *q,
-				const void *k, size_t n);
-typedef void (*shxk_kv_axpy_fn)(enum shxk_type t, float *o, float c,
-				const float *p, const void *const *v,
-				size_t nr, size_t n);
+typedef void (*shxk_attn_tile_fn)(enum shxk_type t, const float *q, size_t g,
+				  float scale, const void *const *k,
+				  const void *const *v, size_t nr, size_t n,
+				  float *o, float *mx, float *l);
 typedef void (*shxk_row_fn)(const float *x, void *y, size_t k);
 /* Quantizes nb blocks of x into an activation row's qs, d and s. */
 typedef void (*shxk_act_fn)(const float *x, int8_t *qs, float *d,
@@ -65,12 +69,9 @@ struct shxk_ops {
 	shxk_act_fn act_q8;
 	shxk_gemm_fn gemm[SHXK_NTYPES];	/* SHXK_LAYOUT_ROWS */
 	shxk_gemm_fn gemm_x8[SHXK_NTYPES]; /* SHXK_LAYOUT_X8 (Q8_0, Q4_0) */
-	shxk_kv_dot_fn kv_dot;
-	shxk_kv_axpy_fn kv_axpy;
+	shxk_attn_tile_fn attn_tile;
 	/* y[j] = silu(g[j]) * u[j], j < n */
 	void (*swiglu)(const float *g, const float *u, float *y, size_t n);
-	/* s[r] = e^(s[r] - top) for r < n (n <= 16); returns their sum */
-	float (*exp_sum)(float *s, size_t n, float top);
 	/* y[j] = x[j] for an f16 or bf16 row x of n values (dequantize) */
 	void (*widen)(enum shxk_type t, const void *x, float *y, size_t n);
 };
@@ -117,14 +118,12 @@ void shxk_quant_q4_0_generic(const float *x, void *y, size_t k);
 void shxk_act_q8_generic(const float *x, int8_t *qs, float *d, int32_t *s,
 			 size_t nb);
 
-float shxk_kv_dot_generic(enum shxk_type t, const float *q, const void *k,
-			  size_t n);
-void shxk_kv_axpy_generic(enum shxk_type t, float *o, float c,
-			  const float *p, const void *const *v, size_t nr,
-			  size_t n);
+void shxk_attn_tile_generic(enum shxk_type t, const float *q, size_t g,
+			    float scale, const void *const *k,
+			    const void *const *v, size_t nr, size_t n,
+			    float *o, float *mx, float *l);
 
 void shxk_swiglu_generic(const float *g, const float *u, float *y, size_t n);
-float shxk_exp_sum_generic(float *s, size_t n, float top);
 void shxk_widen_generic(enum shxk_type t, const void *x, float *y, size_t n);
 
 void shxk_gemm_f32_generic(const struct shxk_gemm_args *a);

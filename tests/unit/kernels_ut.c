@@ -543,6 +543,10 @@ static void t_attn(void)
 	t_attn_case(SHXK_F16, 2, 1, 8, 4, 1);
 	t_attn_case(SHXK_BF16, 40, 2, 24, 8, 50);	/* group of 20 heads */
 	t_attn_case(SHXK_F32, 100, 4, 8, 4, 20);	/* > 64 heads: two passes */
+	/* The measured shape: GQA 4, tiles of 16 with a tail, split-K. */
+	t_attn_case(SHXK_F16, 32, 8, 128, 16, 1000);
+	/* Group 3 (partial head pass), odd blocks, head_dim tail of 8. */
+	t_attn_case(SHXK_F16, 6, 2, 72, 5, 37);
 }
 
 static void t_attn_invalid(void)

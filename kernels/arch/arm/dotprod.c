@@ -49,9 +49,7 @@ const struct shxk_ops shxk_ops_dotprod = {
 		[SHXK_Q8_0] = gemm_x8_q8_0,
 		[SHXK_Q4_0] = gemm_x8_q4_0,
 	},
-	.kv_dot = shxk_kv_dot_neon,
-	.kv_axpy = shxk_kv_axpy_neon,
+	.attn_tile = shxk_attn_tile_generic,
 	.swiglu = shxk_swiglu_generic,
-	.exp_sum = shxk_exp_sum_generic,
 	.widen = shxk_widen_neon,
 };

@@ -116,10 +116,8 @@ const struct shxk_ops shxk_ops_i8mm##nrc = {				\
 		[SHXK_Q8_0] = gemm_x8_q8_0_##nrc,			\
 		[SHXK_Q4_0] = gemm_x8_q4_0_##nrc,			\
 	},								\
-	.kv_dot = shxk_kv_dot_neon,					\
-	.kv_axpy = shxk_kv_axpy_neon,					\
+	.attn_tile = shxk_attn_tile_generic,				\
 	.swiglu = shxk_swiglu_generic,					\
-	.exp_sum = shxk_exp_sum_generic,				\
 	.widen = shxk_widen_neon,					\
 };
 

@@ -144,65 +144,6 @@ void shxk_gemm_bf16_neon(const struct shxk_gemm_args *a)
 	gemm_float(a, SHXK_BF16);
 }
 
-/* ---- attention rows ---- */
-
-INLINE float kv_dot_t(enum shxk_type t, const float *q, const void *k,
-		      size_t n)
-{
-	size_t n4 = n & ~(size_t)3;
-	float32x4_t acc = vdupq_n_f32(0.0f);
-	float s = 0.0f;
-
-	for (size_t e = 0; e < n4; e += 4)
-		acc = vfmaq_f32(acc, load_w(t, k, e), vld1q_f32(q + e));
-	for (size_t e = n4; e < n; e++)
-		s += q[e] * load_w1(t, k, e);
-	return vaddvq_f32(acc) + s;
-}
-
-INLINE void kv_axpy_t(enum shxk_type t, float *o, float c, const float *p,
-		      const void *const *v, size_t nr, size_t n)
-{
-	size_t n4 = n & ~(size_t)3;
-
-	for (size_t e = 0; e < n4; e += 4) {
-		float32x4_t acc = vmulq_n_f32(vld1q_f32(o + e), c);
-
-		for (size_t r = 0; r < nr; r++)
-			acc = vfmaq_n_f32(acc, load_w(t, v[r], e), p[r]);
-		vst1q_f32(o + e, acc);
-	}
-	for (size_t e = n4; e < n; e++) {
-		float acc = o[e] * c;
-
-		for (size_t r = 0; r < nr; r++)
-			acc += p[r] * load_w1(t, v[r], e);
-		o[e] = acc;
-	}
-}
-
-/* One instance per KV type: no type switch inside the loops. */
-float shxk_kv_dot_neon(enum shxk_type t, const float *q, const void *k,
-		       size_t n)
-{
-	if (t == SHXK_F16)
-		return kv_dot_t(SHXK_F16, q, k, n);
-	if (t == SHXK_BF16)
-		return kv_dot_t(SHXK_BF16, q, k, n);
-	return kv_dot_t(SHXK_F32, q, k, n);
-}
-
-void shxk_kv_axpy_neon(enum shxk_type t, float *o, float c, const float *p,
-		       const void *const *v, size_t nr, size_t n)
-{
-	if (t == SHXK_F16)
-		kv_axpy_t(SHXK_F16, o, c, p, v, nr, n);
-	else if (t == SHXK_BF16)
-		kv_axpy_t(SHXK_BF16, o, c, p, v, nr, n);
-	else
-		kv_axpy_t(SHXK_F32, o, c, p, v, nr, n);
-}
-
 void shxk_widen_neon(enum shxk_type t, const void *x, float *y, size_t n)
 {
 	size_t n4 = n & ~(size_t)3;
@@ -265,9 +206,7 @@ const struct shxk_ops shxk_ops_neon = {
 		[SHXK_Q8_0] = gemm_x8_q8_0,
 		[SHXK_Q4_0] = gemm_x8_q4_0,
 	},
-	.kv_dot = shxk_kv_dot_neon,
-	.kv_axpy = shxk_kv_axpy_neon,
+	.attn_tile = shxk_attn_tile_generic,
 	.swiglu = shxk_swiglu_generic,
-	.exp_sum = shxk_exp_sum_generic,
 	.widen = shxk_widen_neon,
 };

@@ -21,11 +21,7 @@ void shxk_act_q8_neon(const float *x, int8_t *qs, float *d, int32_t *s,
 void shxk_gemm_f32_neon(const struct shxk_gemm_args *a);
 void shxk_gemm_f16_neon(const struct shxk_gemm_args *a);
 void shxk_gemm_bf16_neon(const struct shxk_gemm_args *a);
-float shxk_kv_dot_neon(enum shxk_type t, const float *q, const void *k,
-		       size_t n);
 void shxk_widen_neon(enum shxk_type t, const void *x, float *y, size_t n);
-void shxk_kv_axpy_neon(enum shxk_type t, float *o, float c, const float *p,
-		       const void *const *v, size_t nr, size_t n);
 
 /* 16 quant bytes: contiguous (rows) or two 8-byte chunks step apart (X8). */
 INLINE uint8x16_t shxk_neon_ld16(const uint8_t *qs, size_t step, int x8)

@@ -241,63 +241,6 @@ static void gemm_bf16(const struct shxk_gemm_args *a)
 	gemm_float(a, SHXK_BF16);
 }
 
-/* ---- attention rows ---- */
-
-INLINE float kv_dot_t(enum shxk_type t, const float *q, const void *k, size_t n)
-{
-	size_t n8 = n & ~(size_t)7;
-	__m256 acc = _mm256_setzero_ps();
-	float s = 0.0f;
-
-	for (size_t e = 0; e < n8; e += 8)
-		acc = _mm256_fmadd_ps(load_w(t, k, e), _mm256_loadu_ps(q + e), acc);
-	for (size_t e = n8; e < n; e++)
-		s += q[e] * load_w1(t, k, e);
-	return hsum256(acc) + s;
-}
-
-INLINE void kv_axpy_t(enum shxk_type t, float *o, float c, const float *p,
-		    const void *const *v, size_t nr, size_t n)
-{
-	size_t n8 = n & ~(size_t)7;
-
-	for (size_t e = 0; e < n8; e += 8) {
-		__m256 acc = _mm256_mul_ps(_mm256_loadu_ps(o + e), _mm256_set1_ps(c));
-
-		for (size_t r = 0; r < nr; r++)
-			acc = _mm256_fmadd_ps(_mm256_set1_ps(p[r]), load_w(t, v[r], e), acc);
-		_mm256_storeu_ps(o + e, acc);
-	}
-	for (size_t e = n8; e < n; e++) {
-		float acc = o[e] * c;
-
-		for (size_t r = 0; r < nr; r++)
-			acc += p[r] * load_w1(t, v[r], e);
-		o[e] = acc;
-	}
-}
-
-/* One instance per KV type: no type switch inside the loops. */
-static float kv_dot(enum shxk_type t, const float *q, const void *k, size_t n)
-{
-	if (t == SHXK_F16)
-		return kv_dot_t(SHXK_F16, q, k, n);
-	if (t == SHXK_BF16)
-		return kv_dot_t(SHXK_BF16, q, k, n);
-	return kv_dot_t(SHXK_F32, q, k, n);
-}
-
-static void kv_axpy(enum shxk_type t, float *o, float c, const float *p,
-		    const void *const *v, size_t nr, size_t n)
-{
-	if (t == SHXK_F16)
-		kv_axpy_t(SHXK_F16, o, c, p, v, nr, n);
-	else if (t == SHXK_BF16)
-		kv_axpy_t(SHXK_BF16, o, c, p, v, nr, n);
-	else
-		kv_axpy_t(SHXK_F32, o, c, p, v, nr, n);
-}
-
 static void widen(enum shxk_type t, const void *x, float *y, size_t n)
 {
 	size_t n8 = n & ~(size_t)7;
@@ -359,20 +302,6 @@ static void swiglu(const float *g, const float *u, float *y, size_t n)
 						      _mm256_loadu_ps(u + j)));
 	}
 	shxk_swiglu_generic(g + n8, u + n8, y + n8, n - n8);
-}
-
-static float exp_sum(float *s, size_t n, float top)
-{
-	__m256 sum = _mm256_setzero_ps();
-	size_t n8 = n & ~(size_t)7;
-
-	for (size_t r = 0; r < n8; r += 8) {
-		__m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(s + r), _mm256_set1_ps(top)));
-
-		_mm256_storeu_ps(s + r, e);
-		sum = _mm256_add_ps(sum, e);
-	}
-	return hsum256(sum) + shxk_exp_sum_generic(s + n8, n - n8, top);
 }
 
 /* ---- Q8_0 / Q4_0, row-major ---- */
@@ -632,9 +561,7 @@ const struct shxk_ops shxk_ops_avx2 = {
 		[SHXK_Q8_0] = gemm_x8_q8_0,
 		[SHXK_Q4_0] = gemm_x8_q4_0,
 	},
-	.kv_dot = kv_dot,
-	.kv_axpy = kv_axpy,
+	.attn_tile = shxk_attn_tile_generic,
 	.swiglu = swiglu,
-	.exp_sum = exp_sum,
 	.widen = widen,
 };

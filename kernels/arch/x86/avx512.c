@@ -8,6 +8,7 @@
  * pair accumulates one row: no horizontal sums inside the loop.
  */
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
 
 #include "../../internal.h"
@@ -187,56 +188,6 @@ static void gemm_bf16(const struct shxk_gemm_args *a)
 	gemm_float(a, SHXK_BF16);
 }
 
-/* ---- attention rows ---- */
-
-INLINE float kv_dot_t(enum shxk_type t, const float *q, const void *k, size_t n)
-{
-	__m512 acc = _mm512_setzero_ps();
-
-	for (size_t e = 0; e < n; e += 16) {
-		__mmask16 m = n - e >= 16 ? 0xffff : (__mmask16)((1u << (n - e)) - 1);
-
-		acc = _mm512_fmadd_ps(load_w(t, k, e, m), _mm512_maskz_loadu_ps(m, q + e),
-				      acc);
-	}
-	return _mm512_reduce_add_ps(acc);
-}
-
-INLINE void kv_axpy_t(enum shxk_type t, float *o, float c, const float *p,
-		    const void *const *v, size_t nr, size_t n)
-{
-	for (size_t e = 0; e < n; e += 16) {
-		__mmask16 m = n - e >= 16 ? 0xffff : (__mmask16)((1u << (n - e)) - 1);
-		__m512 acc = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, o + e),
-					   _mm512_set1_ps(c));
-
-		for (size_t r = 0; r < nr; r++)
-			acc = _mm512_fmadd_ps(_mm512_set1_ps(p[r]), load_w(t, v[r], e, m), acc);
-		_mm512_mask_storeu_ps(o + e, m, acc);
-	}
-}
-
-/* One instance per KV type: no type switch inside the loops. */
-static float kv_dot(enum shxk_type t, const float *q, const void *k, size_t n)
-{
-	if (t == SHXK_F16)
-		return kv_dot_t(SHXK_F16, q, k, n);
-	if (t == SHXK_BF16)
-		return kv_dot_t(SHXK_BF16, q, k, n);
-	return kv_dot_t(SHXK_F32, q, k, n);
-}
-
-static void kv_axpy(enum shxk_type t, float *o, float c, const float *p,
-		    const void *const *v, size_t nr, size_t n)
-{
-	if (t == SHXK_F16)
-		kv_axpy_t(SHXK_F16, o, c, p, v, nr, n);
-	else if (t == SHXK_BF16)
-		kv_axpy_t(SHXK_BF16, o, c, p, v, nr, n);
-	else
-		kv_axpy_t(SHXK_F32, o, c, p, v, nr, n);
-}
-
 static void widen(enum shxk_type t, const void *x, float *y, size_t n)
 {
 	for (size_t e = 0; e < n; e += 16) {
@@ -287,14 +238,104 @@ static void swiglu(const float *g, const float *u, float *y, size_t n)
 	}
 }
 
-static float exp_sum(float *s, size_t n, float top)
-{
-	__mmask16 m = (__mmask16)((1u << n) - 1);
-	__m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, s),
-					_mm512_set1_ps(top)));
+/* ---- decode attention ---- */
 
-	_mm512_mask_storeu_ps(s, m, e);
-	return _mm512_mask_reduce_add_ps(m, e);
+/* Query heads per pass over a tile's K and V rows (accumulators in zmm). */
+#define AT_HEADS 4
+
+/*
+ * gh <= AT_HEADS heads of one kv head: each K and V row is widened once
+ * and used by all gh heads, the softmax step is one vector per head.
+ */
+INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
+		       float scale, const void *const *k, const void *const *v,
+		       size_t nr, size_t n, float *o, float *mx, float *l)
+{
+	__mmask16 rm = (__mmask16)((1u << nr) - 1);
+	float p[AT_HEADS][SHXK_ATTN_TILE];
+	__m512 corr[AT_HEADS];
+
+	for (size_t r = 0; r < nr; r++) {
+		__m512 acc[AT_HEADS];
+
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			acc[h] = _mm512_setzero_ps();
+		for (size_t e = 0; e < n; e += 16) {
+			__mmask16 m = n - e >= 16 ? 0xffff : (__mmask16)((1u << (n - e)) - 1);
+			__m512 kx = load_w(t, k[r], e, m);
+
+			UNROLL
+			for (int h = 0; h < gh; h++)
+				acc[h] = _mm512_fmadd_ps(kx, _mm512_maskz_loadu_ps(m, q + h * n + e),
+							 acc[h]);
+		}
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			p[h][r] = _mm512_reduce_add_ps(acc[h]);
+	}
+	UNROLL
+	for (int h = 0; h < gh; h++) {
+		__m512 s = _mm512_mul_ps(_mm512_maskz_loadu_ps(rm, p[h]),
+					 _mm512_set1_ps(scale));
+		float top = fmaxf(mx[h], _mm512_mask_reduce_max_ps(rm, s)), c = 1.0f;
+
+		/* New max: rescale what was summed under the old one. */
+		if (top > mx[h]) {
+			c = expf(mx[h] - top);
+			mx[h] = top;
+		}
+		s = _mm512_maskz_mov_ps(rm, exp512(_mm512_sub_ps(s, _mm512_set1_ps(top))));
+		l[h] = l[h] * c + _mm512_reduce_add_ps(s);
+		_mm512_storeu_ps(p[h], s);
+		corr[h] = _mm512_set1_ps(c);
+	}
+	for (size_t e = 0; e < n; e += 16) {
+		__mmask16 m = n - e >= 16 ? 0xffff : (__mmask16)((1u << (n - e)) - 1);
+		__m512 acc[AT_HEADS];
+
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			acc[h] = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, o + h * n + e), corr[h]);
+		for (size_t r = 0; r < nr; r++) {
+			__m512 vx = load_w(t, v[r], e, m);
+
+			UNROLL
+			for (int h = 0; h < gh; h++)
+				acc[h] = _mm512_fmadd_ps(_mm512_set1_ps(p[h][r]), vx, acc[h]);
+		}
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			_mm512_mask_storeu_ps(o + h * n + e, m, acc[h]);
+	}
+}
+
+/* One instance per head count: constant head loops keep acc[] in zmm. */
+#define ATTN_HEADS(T) do {						\
+	switch (gh) {							\
+	case 1: attn_heads(T, 1, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
+	case 2: attn_heads(T, 2, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
+	case 3: attn_heads(T, 3, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
+	default: attn_heads(T, 4, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
+	}								\
+} while (0)
+
+static void attn_tile(enum shxk_type t, const float *q, size_t g, float scale,
+		      const void *const *k, const void *const *v, size_t nr,
+		      size_t n, float *o, float *mx, float *l)
+{
+	for (size_t h = 0; h < g; h += AT_HEADS) {
+		size_t gh = g - h < AT_HEADS ? g - h : AT_HEADS;
+		const float *qh = q + h * n;
+		float *oh = o + h * n;
+
+		if (t == SHXK_F16)
+			ATTN_HEADS(SHXK_F16);
+		else if (t == SHXK_BF16)
+			ATTN_HEADS(SHXK_BF16);
+		else
+			ATTN_HEADS(SHXK_F32);
+	}
 }
 
 /* ---- Q8_0 / Q4_0, row-major ---- */
@@ -583,9 +624,7 @@ const struct shxk_ops shxk_ops_avx512 = {
 		[SHXK_Q8_0] = gemm_x8_q8_0,
 		[SHXK_Q4_0] = gemm_x8_q4_0,
 	},
-	.kv_dot = kv_dot,
-	.kv_axpy = kv_axpy,
+	.attn_tile = attn_tile,
 	.swiglu = swiglu,
-	.exp_sum = exp_sum,
 	.widen = widen,
 };
