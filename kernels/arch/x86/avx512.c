@@ -244,6 +244,69 @@ static void swiglu(const float *g, const float *u, float *y, size_t n)
 #define AT_HEADS 4
 
 /*
+ * Lane r of the result = sum of v[r]'s 16 lanes, r < 16: a transposing tree
+ * of 15 adds instead of 16 separate horizontal sums.
+ */
+INLINE __m512 hsum16(const __m512 *v)
+{
+	__m512 t[8], u[4], w[2];
+
+	UNROLL
+	for (int i = 0; i < 8; i++)
+		t[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]),
+				     _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+	UNROLL
+	for (int i = 0; i < 4; i++) {
+		__m512d a = _mm512_castps_pd(t[2 * i]), b = _mm512_castps_pd(t[2 * i + 1]);
+
+		u[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)),
+				     _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+	}
+	for (int i = 0; i < 2; i++)
+		w[i] = _mm512_add_ps(_mm512_shuffle_f32x4(u[2 * i], u[2 * i + 1], 0x88),
+				     _mm512_shuffle_f32x4(u[2 * i], u[2 * i + 1], 0xdd));
+	return _mm512_add_ps(_mm512_shuffle_f32x4(w[0], w[1], 0x88),
+			     _mm512_shuffle_f32x4(w[0], w[1], 0xdd));
+}
+
+/*
+ * Rows k[0], k[nk - 1] (nk = 1 or 2) against gh query heads: each K chunk
+ * is widened once, each q chunk loaded once for both rows. part[h][r +
+ * j] gets head h's lane partial sums for row k[j].
+ */
+INLINE void attn_scores(enum shxk_type t, const int gh, const int nk,
+			const float *q, const void *const *k, size_t n,
+			__m512 part[][SHXK_ATTN_TILE], size_t r)
+{
+	__m512 acc[2][AT_HEADS];
+
+	for (int j = 0; j < nk; j++) {
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			acc[j][h] = _mm512_setzero_ps();
+	}
+	for (size_t e = 0; e < n; e += 16) {
+		__mmask16 m = n - e >= 16 ? 0xffff : (__mmask16)((1u << (n - e)) - 1);
+		__m512 kx[2];
+
+		for (int j = 0; j < nk; j++)
+			kx[j] = load_w(t, k[j], e, m);
+		UNROLL
+		for (int h = 0; h < gh; h++) {
+			__m512 qx = _mm512_maskz_loadu_ps(m, q + h * n + e);
+
+			for (int j = 0; j < nk; j++)
+				acc[j][h] = _mm512_fmadd_ps(kx[j], qx, acc[j][h]);
+		}
+	}
+	for (int j = 0; j < nk; j++) {
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			part[h][r + j] = acc[j][h];
+	}
+}
+
+/*
  * gh <= AT_HEADS heads of one kv head: each K and V row is widened once
  * and used by all gh heads, the softmax step is one vector per head.
  */
@@ -252,32 +315,25 @@ INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 		       size_t nr, size_t n, float *o, float *mx, float *l)
 {
 	__mmask16 rm = (__mmask16)((1u << nr) - 1);
+	__m512 part[AT_HEADS][SHXK_ATTN_TILE], corr[AT_HEADS];
 	float p[AT_HEADS][SHXK_ATTN_TILE];
-	__m512 corr[AT_HEADS];
+	size_t r = 0;
 
-	for (size_t r = 0; r < nr; r++) {
-		__m512 acc[AT_HEADS];
-
+	for (; r + 2 <= nr; r += 2)
+		attn_scores(t, gh, 2, q, k + r, n, part, r);
+	if (r < nr) {
+		attn_scores(t, gh, 1, q, k + r, n, part, r);
+		r++;
+	}
+	/* Rows past nr: zeros, so the tree adds nothing undefined. */
+	for (; r < SHXK_ATTN_TILE; r++) {
 		UNROLL
 		for (int h = 0; h < gh; h++)
-			acc[h] = _mm512_setzero_ps();
-		for (size_t e = 0; e < n; e += 16) {
-			__mmask16 m = n - e >= 16 ? 0xffff : (__mmask16)((1u << (n - e)) - 1);
-			__m512 kx = load_w(t, k[r], e, m);
-
-			UNROLL
-			for (int h = 0; h < gh; h++)
-				acc[h] = _mm512_fmadd_ps(kx, _mm512_maskz_loadu_ps(m, q + h * n + e),
-							 acc[h]);
-		}
-		UNROLL
-		for (int h = 0; h < gh; h++)
-			p[h][r] = _mm512_reduce_add_ps(acc[h]);
+			part[h][r] = _mm512_setzero_ps();
 	}
 	UNROLL
 	for (int h = 0; h < gh; h++) {
-		__m512 s = _mm512_mul_ps(_mm512_maskz_loadu_ps(rm, p[h]),
-					 _mm512_set1_ps(scale));
+		__m512 s = _mm512_mul_ps(hsum16(part[h]), _mm512_set1_ps(scale));
 		float top = fmaxf(mx[h], _mm512_mask_reduce_max_ps(rm, s)), c = 1.0f;
 
 		/* New max: rescale what was summed under the old one. */
