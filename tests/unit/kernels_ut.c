@@ -547,6 +547,8 @@ static void t_attn(void)
 	t_attn_case(SHXK_F16, 32, 8, 128, 16, 1000);
 	/* Group 3 (partial head pass), odd blocks, head_dim tail of 8. */
 	t_attn_case(SHXK_F16, 6, 2, 72, 5, 37);
+	/* head_dim 20: not whole vectors (masked or generic tail). */
+	t_attn_case(SHXK_F32, 4, 2, 20, 3, 9);
 }
 
 static void t_attn_invalid(void)

@@ -8,6 +8,7 @@
  * in the AVX-512 variant, four rows per register.
  */
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
 
 #include "../../internal.h"
@@ -304,6 +305,110 @@ static void swiglu(const float *g, const float *u, float *y, size_t n)
 	shxk_swiglu_generic(g + n8, u + n8, y + n8, n - n8);
 }
 
+/* ---- decode attention ---- */
+
+/* Query heads per pass over a tile's K and V rows (accumulators in ymm). */
+#define AT_HEADS 4
+
+/*
+ * gh <= AT_HEADS heads of one kv head, n a multiple of 8: each K and V
+ * row is widened once and used by all gh heads.
+ */
+INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
+		       float scale, const void *const *k, const void *const *v,
+		       size_t nr, size_t n, float *o, float *mx, float *l)
+{
+	/* Zeros past nr: the exp below runs over whole vectors. */
+	float p[AT_HEADS][SHXK_ATTN_TILE] = { { 0 } };
+	__m256 corr[AT_HEADS];
+
+	for (size_t r = 0; r < nr; r++) {
+		__m256 acc[AT_HEADS];
+
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			acc[h] = _mm256_setzero_ps();
+		for (size_t e = 0; e < n; e += 8) {
+			__m256 kx = load_w(t, k[r], e);
+
+			UNROLL
+			for (int h = 0; h < gh; h++)
+				acc[h] = _mm256_fmadd_ps(kx, _mm256_loadu_ps(q + h * n + e), acc[h]);
+		}
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			p[h][r] = hsum256(acc[h]) * scale;
+	}
+	UNROLL
+	for (int h = 0; h < gh; h++) {
+		float top = mx[h], c = 1.0f, sum = 0.0f;
+
+		for (size_t r = 0; r < nr; r++)
+			top = p[h][r] > top ? p[h][r] : top;
+		/* New max: rescale what was summed under the old one. */
+		if (top > mx[h]) {
+			c = expf(mx[h] - top);
+			mx[h] = top;
+		}
+		for (size_t r = 0; r < SHXK_ATTN_TILE; r += 8)
+			_mm256_storeu_ps(p[h] + r, exp256(_mm256_sub_ps(_mm256_loadu_ps(p[h] + r),
+									_mm256_set1_ps(top))));
+		for (size_t r = 0; r < nr; r++)
+			sum += p[h][r];
+		l[h] = l[h] * c + sum;
+		corr[h] = _mm256_set1_ps(c);
+	}
+	for (size_t e = 0; e < n; e += 8) {
+		__m256 acc[AT_HEADS];
+
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			acc[h] = _mm256_mul_ps(_mm256_loadu_ps(o + h * n + e), corr[h]);
+		for (size_t r = 0; r < nr; r++) {
+			__m256 vx = load_w(t, v[r], e);
+
+			UNROLL
+			for (int h = 0; h < gh; h++)
+				acc[h] = _mm256_fmadd_ps(_mm256_set1_ps(p[h][r]), vx, acc[h]);
+		}
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			_mm256_storeu_ps(o + h * n + e, acc[h]);
+	}
+}
+
+/* One instance per head count: constant head loops keep acc[] in ymm. */
+#define ATTN_HEADS(T) do {						\
+	switch (gh) {							\
+	case 1: attn_heads(T, 1, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
+	case 2: attn_heads(T, 2, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
+	case 3: attn_heads(T, 3, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
+	default: attn_heads(T, 4, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
+	}								\
+} while (0)
+
+static void attn_tile(enum shxk_type t, const float *q, size_t g, float scale,
+		      const void *const *k, const void *const *v, size_t nr,
+		      size_t n, float *o, float *mx, float *l)
+{
+	if (n % 8) {
+		shxk_attn_tile_generic(t, q, g, scale, k, v, nr, n, o, mx, l);
+		return;
+	}
+	for (size_t h = 0; h < g; h += AT_HEADS) {
+		size_t gh = g - h < AT_HEADS ? g - h : AT_HEADS;
+		const float *qh = q + h * n;
+		float *oh = o + h * n;
+
+		if (t == SHXK_F16)
+			ATTN_HEADS(SHXK_F16);
+		else if (t == SHXK_BF16)
+			ATTN_HEADS(SHXK_BF16);
+		else
+			ATTN_HEADS(SHXK_F32);
+	}
+}
+
 /* ---- Q8_0 / Q4_0, row-major ---- */
 
 /* Sum of u8 x s8 products in each 32-bit lane. */
@@ -561,7 +666,7 @@ const struct shxk_ops shxk_ops_avx2 = {
 		[SHXK_Q8_0] = gemm_x8_q8_0,
 		[SHXK_Q4_0] = gemm_x8_q4_0,
 	},
-	.attn_tile = shxk_attn_tile_generic,
+	.attn_tile = attn_tile,
 	.swiglu = swiglu,
 	.widen = widen,
 };
