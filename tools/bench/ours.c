@@ -219,35 +219,44 @@ struct attn_run {
 	struct shxk_kv_cache kv;
 	int32_t *tables;	/* slots x blocks_per_seq block numbers */
 	float *q, *out;		/* nseq x q_heads x head_dim */
-	size_t nseq, slots, use, next, bps;
-	atomic_size_t claimed;		/* (sequence, kv head) pairs */
+	float *parts, *ml;	/* split-K partial outputs and max/sums */
+	size_t nseq, nparts, slots, use, next, bps;
+	atomic_size_t claimed;		/* (sequence, context part) pairs */
 	struct bench_team *team;
 	int err[MAX_THREADS];
 };
 
 /*
- * A chunk is one kv head of one sequence with its query heads, so that no
- * KV byte is read twice.
+ * A chunk is all heads of one sequence over a range of its context: the
+ * cache's position rows hold every kv head side by side, so a chunk reads
+ * whole blocks in order. With fewer sequences than threads each sequence
+ * is split over its context (split-K) and the parts merged after.
  */
 static void attn_rows(void *arg, int tid, int nthr)
 {
 	struct attn_run *r = arg;
-	size_t units = r->nseq * BENCH_ATTN_KV_HEADS, u;
-	size_t g = BENCH_ATTN_Q_HEADS / BENCH_ATTN_KV_HEADS;
+	size_t units = r->nseq * r->nparts, u;
 	size_t qsz = BENCH_ATTN_Q_HEADS * BENCH_ATTN_HEAD_DIM;
+	size_t blocks = BENCH_ATTN_CTX / ATTN_BLOCK;
 	float scale = 1.0f / 11.3137085f;	/* 1 / sqrt(128) */
 	int err = 0;
 
 	(void)nthr;
 	while (!err && (u = atomic_fetch_add_explicit(
 				&r->claimed, 1, memory_order_relaxed)) < units) {
-		size_t s = u / BENCH_ATTN_KV_HEADS, h = u % BENCH_ATTN_KV_HEADS;
+		size_t s = u / r->nparts, p = u % r->nparts;
 		size_t slot = (r->next * r->nseq + s) % r->slots;
+		size_t c0 = blocks * p / r->nparts * ATTN_BLOCK;
+		size_t c1 = blocks * (p + 1) / r->nparts * ATTN_BLOCK;
+		int split = r->nparts > 1;
 
 		err = shxk_attn_decode(&r->kv, r->tables + slot * r->bps,
 				       r->q + s * qsz, BENCH_ATTN_Q_HEADS, scale,
-				       0, BENCH_ATTN_CTX, r->out + s * qsz, NULL,
-				       h * g, (h + 1) * g);
+				       c0, c1,
+				       split ? r->parts + u * qsz : r->out + s * qsz,
+				       split ? r->ml + u * BENCH_ATTN_Q_HEADS * 2
+					     : NULL,
+				       0, BENCH_ATTN_Q_HEADS);
 	}
 	r->err[tid] = err;
 }
@@ -256,10 +265,22 @@ static int attn_call(void *arg)
 {
 	struct attn_run *r = arg;
 
+	size_t qsz = BENCH_ATTN_Q_HEADS * BENCH_ATTN_HEAD_DIM, s;
+	int err;
+
 	atomic_store_explicit(&r->claimed, 0, memory_order_relaxed);
 	bench_team_run(r->team, attn_rows, r);
 	r->next = (r->next + 1) % r->use;
-	return first_err(r->err, MAX_THREADS);
+	err = first_err(r->err, MAX_THREADS);
+	/* The merge is part of the call: a split sequence needs it. */
+	for (s = 0; !err && r->nparts > 1 && s < r->nseq; s++)
+		err = shxk_attn_merge(r->parts + s * r->nparts * qsz,
+				      r->ml + s * r->nparts *
+					      BENCH_ATTN_Q_HEADS * 2,
+				      r->nparts, BENCH_ATTN_Q_HEADS,
+				      BENCH_ATTN_HEAD_DIM, r->out + s * qsz, 0,
+				      BENCH_ATTN_Q_HEADS);
+	return err;
 }
 
 int ours_attn_time(int nseq, int nthr, int warm, double budget_s,
@@ -276,6 +297,7 @@ int ours_attn_time(int nseq, int nthr, int warm, double budget_s,
 	if (nthr > MAX_THREADS || nseq < 1)
 		return -EINVAL;
 	r.bps = BENCH_ATTN_CTX / ATTN_BLOCK;
+	r.nparts = ((size_t)nthr + (size_t)nseq - 1) / (size_t)nseq;
 	/* Enough sequence slots for >= 512 MiB of K and V, in whole steps. */
 	r.slots = (size_t)nseq * bench_copies(seq_bytes * (size_t)nseq);
 	r.use = warm ? 1 : r.slots / (size_t)nseq;
@@ -285,7 +307,10 @@ int ours_attn_time(int nseq, int nthr, int warm, double budget_s,
 	r.tables = malloc(nblocks * sizeof(*r.tables));
 	r.q = malloc((size_t)nseq * qsz * sizeof(float));
 	r.out = malloc((size_t)nseq * qsz * sizeof(float));
-	if (!pool || !r.tables || !r.q || !r.out)
+	r.parts = malloc((size_t)nseq * r.nparts * qsz * sizeof(float));
+	r.ml = malloc((size_t)nseq * r.nparts * BENCH_ATTN_Q_HEADS * 2 *
+		      sizeof(float));
+	if (!pool || !r.tables || !r.q || !r.out || !r.parts || !r.ml)
 		goto out;
 	/* 0x3030 is a small finite f16: the values do not change the time. */
 	memset(pool, 0x30, 2 * half);
@@ -317,5 +342,7 @@ out:
 	free(r.tables);
 	free(r.q);
 	free(r.out);
+	free(r.parts);
+	free(r.ml);
 	return err;
 }
