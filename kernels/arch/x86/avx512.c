@@ -269,46 +269,21 @@ INLINE __m512 hsum16(const __m512 *v)
 			     _mm512_shuffle_f32x4(w[0], w[1], 0xdd));
 }
 
-/*
- * Rows k[0], k[nk - 1] (nk = 1 or 2) against gh query heads: each K chunk
- * is widened once, each q chunk loaded once for both rows. part[h][r +
- * j] gets head h's lane partial sums for row k[j].
- */
-INLINE void attn_scores(enum shxk_type t, const int gh, const int nk,
-			const float *q, const void *const *k, size_t n,
-			__m512 part[][SHXK_ATTN_TILE], size_t r)
+/* Values per pass over a row: q or the output of 4 heads x 4 vectors in zmm. */
+#define AT_SPAN 64
+
+/* Mask of the 16 values from e of a row of n (0 past the end). */
+INLINE __mmask16 at_mask(size_t n, size_t e)
 {
-	__m512 acc[2][AT_HEADS];
-
-	for (int j = 0; j < nk; j++) {
-		UNROLL
-		for (int h = 0; h < gh; h++)
-			acc[j][h] = _mm512_setzero_ps();
-	}
-	for (size_t e = 0; e < n; e += 16) {
-		__mmask16 m = n - e >= 16 ? 0xffff : (__mmask16)((1u << (n - e)) - 1);
-		__m512 kx[2];
-
-		for (int j = 0; j < nk; j++)
-			kx[j] = load_w(t, k[j], e, m);
-		UNROLL
-		for (int h = 0; h < gh; h++) {
-			__m512 qx = _mm512_maskz_loadu_ps(m, q + h * n + e);
-
-			for (int j = 0; j < nk; j++)
-				acc[j][h] = _mm512_fmadd_ps(kx[j], qx, acc[j][h]);
-		}
-	}
-	for (int j = 0; j < nk; j++) {
-		UNROLL
-		for (int h = 0; h < gh; h++)
-			part[h][r + j] = acc[j][h];
-	}
+	if (e >= n)
+		return 0;
+	return n - e >= 16 ? 0xffff : (__mmask16)((1u << (n - e)) - 1);
 }
 
 /*
- * gh <= AT_HEADS heads of one kv head: each K and V row is widened once
- * and used by all gh heads, the softmax step is one vector per head.
+ * gh <= AT_HEADS heads of one kv head, AT_SPAN values of the rows at a
+ * time: q (scores) or the output (V) of all gh heads stays in registers
+ * while the tile's rows stream past, each row widened once.
  */
 INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 		       float scale, const void *const *k, const void *const *v,
@@ -317,16 +292,38 @@ INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 	__mmask16 rm = (__mmask16)((1u << nr) - 1);
 	__m512 part[AT_HEADS][SHXK_ATTN_TILE], corr[AT_HEADS];
 	float p[AT_HEADS][SHXK_ATTN_TILE];
-	size_t r = 0;
 
-	for (; r + 2 <= nr; r += 2)
-		attn_scores(t, gh, 2, q, k + r, n, part, r);
-	if (r < nr) {
-		attn_scores(t, gh, 1, q, k + r, n, part, r);
-		r++;
+	for (size_t e0 = 0; e0 < n; e0 += AT_SPAN) {
+		__mmask16 m[4];
+		__m512 qx[AT_HEADS][4];
+
+		UNROLL
+		for (int c = 0; c < 4; c++)
+			m[c] = at_mask(n, e0 + 16 * c);
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			UNROLL
+			for (int c = 0; c < 4; c++)
+				qx[h][c] = _mm512_maskz_loadu_ps(m[c], q + h * n + e0 + 16 * c);
+		for (size_t r = 0; r < nr; r++) {
+			__m512 kx[4];
+
+			UNROLL
+			for (int c = 0; c < 4; c++)
+				kx[c] = load_w(t, k[r], e0 + 16 * c, m[c]);
+			UNROLL
+			for (int h = 0; h < gh; h++) {
+				__m512 acc = _mm512_mul_ps(kx[0], qx[h][0]);
+
+				UNROLL
+				for (int c = 1; c < 4; c++)
+					acc = _mm512_fmadd_ps(kx[c], qx[h][c], acc);
+				part[h][r] = e0 ? _mm512_add_ps(part[h][r], acc) : acc;
+			}
+		}
 	}
 	/* Rows past nr: zeros, so the tree adds nothing undefined. */
-	for (; r < SHXK_ATTN_TILE; r++) {
+	for (size_t r = nr; r < SHXK_ATTN_TILE; r++) {
 		UNROLL
 		for (int h = 0; h < gh; h++)
 			part[h][r] = _mm512_setzero_ps();
@@ -346,23 +343,39 @@ INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 		_mm512_storeu_ps(p[h], s);
 		corr[h] = _mm512_set1_ps(c);
 	}
-	for (size_t e = 0; e < n; e += 16) {
-		__mmask16 m = n - e >= 16 ? 0xffff : (__mmask16)((1u << (n - e)) - 1);
-		__m512 acc[AT_HEADS];
+	for (size_t e0 = 0; e0 < n; e0 += AT_SPAN) {
+		__mmask16 m[4];
+		__m512 acc[AT_HEADS][4];
 
 		UNROLL
+		for (int c = 0; c < 4; c++)
+			m[c] = at_mask(n, e0 + 16 * c);
+		UNROLL
 		for (int h = 0; h < gh; h++)
-			acc[h] = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, o + h * n + e), corr[h]);
+			UNROLL
+			for (int c = 0; c < 4; c++)
+				acc[h][c] = _mm512_mul_ps(_mm512_maskz_loadu_ps(m[c], o + h * n + e0 + 16 * c),
+							  corr[h]);
 		for (size_t r = 0; r < nr; r++) {
-			__m512 vx = load_w(t, v[r], e, m);
+			__m512 vx[4];
 
 			UNROLL
-			for (int h = 0; h < gh; h++)
-				acc[h] = _mm512_fmadd_ps(_mm512_set1_ps(p[h][r]), vx, acc[h]);
+			for (int c = 0; c < 4; c++)
+				vx[c] = load_w(t, v[r], e0 + 16 * c, m[c]);
+			UNROLL
+			for (int h = 0; h < gh; h++) {
+				__m512 pb = _mm512_set1_ps(p[h][r]);
+
+				UNROLL
+				for (int c = 0; c < 4; c++)
+					acc[h][c] = _mm512_fmadd_ps(pb, vx[c], acc[h][c]);
+			}
 		}
 		UNROLL
 		for (int h = 0; h < gh; h++)
-			_mm512_mask_storeu_ps(o + h * n + e, m, acc[h]);
+			UNROLL
+			for (int c = 0; c < 4; c++)
+				_mm512_mask_storeu_ps(o + h * n + e0 + 16 * c, m[c], acc[h][c]);
 	}
 }
 
