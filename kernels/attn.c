@@ -110,8 +110,8 @@ static void kv_touch(const struct shxk_kv_cache *kv, const int32_t *block_table,
 
 /*
  * Heads [hs, hs + HEADS_PER_PASS at most) in one pass over the context:
- * the KV rows of a position are read once, in order, for all their heads,
- * and the heads of a GQA group reuse them from L1.
+ * the KV rows of a tile are read once for all their heads, the heads of
+ * a GQA group in one attn_tile call.
  */
 static void attn_pass(const struct shxk_kv_cache *kv, const int32_t *block_table,
 		      const float *q, float scale, size_t c0, size_t c1,
