@@ -20,6 +20,8 @@ static int is_quant(enum shxk_type t)
 
 size_t shxk_act_row_size(enum shxk_type wtype, size_t k)
 {
+	if (wtype == SHXK_BF16)
+		return k * sizeof(float) + (k + 1) / 2 * 4;
 	if (is_float(wtype))
 		return k * sizeof(float);
 	if (is_quant(wtype) && k % SHXK_QK == 0)
@@ -51,7 +53,18 @@ int shxk_act_prepare(enum shxk_type wtype, enum shxk_type xtype,
 		const uint8_t *xr = (const uint8_t *)x + i * ldx * xes;
 		uint8_t *ar = (uint8_t *)act + i * rs;
 
-		if (is_float(wtype)) {
+		if (wtype == SHXK_BF16) {
+			/*
+			 * Both copies hold the same bf16-rounded values, so
+			 * f32 kernels and bf16 dot products (vdpbf16ps) agree.
+			 */
+			for (size_t e = 0; e < k; e++) {
+				uint16_t b = shxk_fp32_to_bf16(load_x(xtype, xr, e));
+
+				((float *)ar)[e] = shxk_bf16_to_fp32(b);
+				shxk_act_bf16(ar, k)[e] = b;
+			}
+		} else if (is_float(wtype)) {
 			for (size_t e = 0; e < k; e++)
 				((float *)ar)[e] = load_x(xtype, xr, e);
 		} else if (xtype == SHXK_F32) {

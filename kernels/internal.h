@@ -31,6 +31,17 @@ static inline int32_t *shxk_act_s(const uint8_t *row, size_t k)
 	return (int32_t *)(uintptr_t)(row + k + k / SHXK_QK * 4);
 }
 
+/*
+ * A prepared activation row for BF16 weights: k f32, then the same k
+ * values as bf16 (padded to 4 bytes). Both are x rounded to bf16, so the
+ * f32 kernels and the bf16 dot-product ones (vdpbf16ps) multiply the same
+ * operands; see docs/kernels.md for the accuracy this costs.
+ */
+static inline uint16_t *shxk_act_bf16(const uint8_t *row, size_t k)
+{
+	return (uint16_t *)(uintptr_t)(row + k * sizeof(float));
+}
+
 /* One GEMM call as a kernel sees it, arguments already checked. */
 struct shxk_gemm_args {
 	const uint8_t *w;	/* row 0 (or group 0) of the weights */
@@ -78,6 +89,9 @@ struct shxk_ops {
 
 extern const struct shxk_ops shxk_ops_generic;
 extern const struct shxk_ops shxk_ops_avx2, shxk_ops_avx512;	/* x86 */
+extern const struct shxk_ops shxk_ops_avx512bf16;
+/* BF16 weights by vdpbf16ps (kernels/arch/x86/avx512bf16.c). */
+void shxk_gemm_bf16_avx512bf16(const struct shxk_gemm_args *a);
 extern const struct shxk_ops shxk_ops_neon, shxk_ops_dotprod;	/* Arm */
 extern const struct shxk_ops shxk_ops_i8mm2, shxk_ops_i8mm4, shxk_ops_sve;
 

@@ -6,7 +6,8 @@ CPPFLAGS_tests += -I$(CURDIR)/kernels
 
 SHXK_COMMON := $(addprefix kernels/,convert.c quants.c gemm.c ffn.c moe.c \
 	attn.c dispatch.c)
-SHXK_X86 := $(addprefix kernels/arch/x86/,cpu-feats.c avx2.c avx512.c)
+SHXK_X86 := $(addprefix kernels/arch/x86/,cpu-feats.c avx2.c avx512.c \
+	avx512bf16.c)
 SHXK_ARM := $(addprefix kernels/arch/arm/,cpu-feats.c neon.c dotprod.c \
 	i8mm.c sve.c)
 
@@ -16,7 +17,7 @@ SHXK_SRCS := $(SHXK_COMMON) $(SHXK_ARM)
 SHXK_ISAS := generic neon dotprod i8mm sve
 else
 SHXK_SRCS := $(SHXK_COMMON) $(SHXK_X86)
-SHXK_ISAS := generic avx2 avx512
+SHXK_ISAS := generic avx2 avx512 avx512bf16
 endif
 
 SHXK_TESTS := kernels_ut quant_ut
@@ -29,8 +30,11 @@ $(B)/kernels/arch/arm/dotprod.o: CPPFLAGS_kernels += $(SHXK_FLAGS_dotprod)
 $(B)/kernels/arch/arm/i8mm.o: CPPFLAGS_kernels += $(SHXK_FLAGS_i8mm)
 $(B)/kernels/arch/arm/sve.o: CPPFLAGS_kernels += $(SHXK_FLAGS_sve)
 $(B)/kernels/arch/x86/avx2.o: CPPFLAGS_kernels += -mavx2 -mfma -mf16c
-$(B)/kernels/arch/x86/avx512.o: CPPFLAGS_kernels += -mavx2 -mfma -mf16c \
-	-mavx512f -mavx512bw -mavx512vl -mavx512vnni
+SHXK_FLAGS_avx512 := -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl \
+	-mavx512vnni
+$(B)/kernels/arch/x86/avx512.o: CPPFLAGS_kernels += $(SHXK_FLAGS_avx512)
+$(B)/kernels/arch/x86/avx512bf16.o: CPPFLAGS_kernels += $(SHXK_FLAGS_avx512) \
+	-mavx512bf16
 
 $(B)/libshxk.a: $(SHXK_SRCS:%.c=$(B)/%.o)
 	@rm -f $@

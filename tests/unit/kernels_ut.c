@@ -136,6 +136,16 @@ static void t_gemm_case(const struct t_gemm *c)
 		}
 		CU_ASSERT_EQUAL(memcmp(act, actg, shxk_act_row_size(c->wt, k) * m), 0);
 	}
+	/* BF16 weights: the bf16 copy (vdpbf16ps) holds the f32 copy's values. */
+	if (c->wt == SHXK_BF16) {
+		for (size_t i = 0; i < m; i++) {
+			const uint8_t *r = act + i * shxk_act_row_size(c->wt, k);
+
+			for (size_t e = 0; e < k; e++)
+				bad += shxk_bf16_to_fp32(shxk_act_bf16(r, k)[e]) !=
+				       ((const float *)r)[e];
+		}
+	}
 
 	/* The variant, over two row ranges; the generic kernel, in one. */
 	size_t split = n / 3;
@@ -180,6 +190,23 @@ static void t_gemm_case(const struct t_gemm *c)
 			bad += fabs(g - xref) > qerr + tol + t_out_tol(c->yt, ref);
 			/* The variant vs generic: both within tol of ref. */
 			bad += fabs(v - g) > 2 * tol + 2 * t_out_tol(c->yt, ref);
+			/*
+			 * BF16 weights: vs the f32 weights and activations
+			 * before either was rounded to bf16 (2^-9 each).
+			 */
+			if (c->wt == SHXK_BF16) {
+				double fref = 0, fabs_sum = 0;
+
+				for (size_t e = 0; e < k; e++) {
+					double p = (double)wf[j * k + e] *
+						   t_load(c->xt, x, i * k + e);
+
+					fref += p;
+					fabs_sum += fabs(p);
+				}
+				bad += fabs(v - fref) > (0x1p-8 + 0x1p-18) * fabs_sum +
+					tol + t_out_tol(c->yt, ref);
+			}
 		}
 	}
 	g_cases++;

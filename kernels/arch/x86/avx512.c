@@ -673,27 +673,32 @@ static void gemm_x8_q4_0(const struct shxk_gemm_args *a)
 	gemm_x8(a, 1);
 }
 
-const struct shxk_ops shxk_ops_avx512 = {
-	.name = "avx512",
-	.quant = {
-		[SHXK_F16] = shxk_quant_f16_generic,
-		[SHXK_BF16] = shxk_quant_bf16_generic,
-		[SHXK_Q8_0] = shxk_quant_q8_0_generic,
-		[SHXK_Q4_0] = shxk_quant_q4_0_generic,
-	},
-	.act_q8 = act_q8,
-	.gemm = {
-		[SHXK_F32] = gemm_f32,
-		[SHXK_F16] = gemm_f16,
-		[SHXK_BF16] = gemm_bf16,
-		[SHXK_Q8_0] = gemm_q8_0,
-		[SHXK_Q4_0] = gemm_q4_0,
-	},
-	.gemm_x8 = {
-		[SHXK_Q8_0] = gemm_x8_q8_0,
-		[SHXK_Q4_0] = gemm_x8_q4_0,
-	},
-	.attn_tile = attn_tile,
-	.swiglu = swiglu,
-	.widen = widen,
-};
+/* avx512bf16 is this table with vdpbf16ps for BF16 weights. */
+#define AVX512_OPS(NAME, GEMM_BF16) {					\
+	.name = NAME,							\
+	.quant = {							\
+		[SHXK_F16] = shxk_quant_f16_generic,			\
+		[SHXK_BF16] = shxk_quant_bf16_generic,			\
+		[SHXK_Q8_0] = shxk_quant_q8_0_generic,			\
+		[SHXK_Q4_0] = shxk_quant_q4_0_generic,			\
+	},								\
+	.act_q8 = act_q8,						\
+	.gemm = {							\
+		[SHXK_F32] = gemm_f32,					\
+		[SHXK_F16] = gemm_f16,					\
+		[SHXK_BF16] = GEMM_BF16,				\
+		[SHXK_Q8_0] = gemm_q8_0,				\
+		[SHXK_Q4_0] = gemm_q4_0,				\
+	},								\
+	.gemm_x8 = {							\
+		[SHXK_Q8_0] = gemm_x8_q8_0,				\
+		[SHXK_Q4_0] = gemm_x8_q4_0,				\
+	},								\
+	.attn_tile = attn_tile,						\
+	.swiglu = swiglu,						\
+	.widen = widen,							\
+}
+
+const struct shxk_ops shxk_ops_avx512 = AVX512_OPS("avx512", gemm_bf16);
+const struct shxk_ops shxk_ops_avx512bf16 =
+	AVX512_OPS("avx512bf16", shxk_gemm_bf16_avx512bf16);

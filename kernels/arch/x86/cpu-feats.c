@@ -44,11 +44,21 @@ static int has_avx512(void)
 	       (c & bit_AVX512VNNI);
 }
 
+/* vdpbf16ps: CPUID.(7,1):EAX bit 5, on top of the avx512 variant. */
+static int has_avx512bf16(void)
+{
+	unsigned a, b, c, d;
+
+	return has_avx512() && __get_cpuid_count(7, 1, &a, &b, &c, &d) &&
+	       (a & bit_AVX512BF16);
+}
+
 static const struct {
 	const char *name;
 	const struct shxk_ops *ops;
 	int (*probe)(void);
 } g_variants[] = {	/* best first */
+	{ "avx512bf16", &shxk_ops_avx512bf16, has_avx512bf16 },
 	{ "avx512", &shxk_ops_avx512, has_avx512 },
 	{ "avx2", &shxk_ops_avx2, has_avx2 },
 	{ "generic", &shxk_ops_generic, NULL },

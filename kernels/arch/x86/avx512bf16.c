@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * BF16 weights by vdpbf16ps (AVX512_BF16, probed by cpu-feats.c): the
+ * activations were rounded to bf16 once by shxk_act_prepare(), so one
+ * instruction multiplies 32 weight/activation pairs and adds them in f32,
+ * with no widening of either operand. The only instruction here that needs
+ * AVX512_BF16; the rest of the variant is shxk_ops_avx512's.
+ */
+#include <immintrin.h>
+
+#include "../../internal.h"
+
+#define INLINE static inline __attribute__((always_inline))
+#define UNROLL _Pragma("GCC unroll 16")
+/* Bytes ahead of each weight row to prefetch (as in avx512.c). */
+#define SHXK_PREFETCH 2048
+
+/* The 32 bf16 from element e of a row of k (zeros past k). */
+INLINE __m512i load32(const uint16_t *p, size_t k, size_t e)
+{
+	__mmask32 m = k - e >= 32 ? 0xffffffffu : (__mmask32)((1ull << (k - e)) - 1);
+
+	return _mm512_maskz_loadu_epi16(m, p + e);
+}
+
+/*
+ * R weight rows from n times MT activation rows from i, C independent
+ * accumulators per pair (C chunks of 32 per step): batch 1 needs C > 1 so
+ * the dot-product latency does not cap one row's read speed.
+ */
+INLINE void dp_tile(const struct shxk_gemm_args *a, size_t n, size_t i,
+		    const int R, const int MT, const int C)
+{
+	const uint16_t *x[4];
+	__m512 acc[4][4][4];
+
+	UNROLL
+	for (int u = 0; u < MT; u++)
+		x[u] = shxk_act_bf16(a->act + (i + u) * a->astride, a->k);
+	UNROLL
+	for (int r = 0; r < R; r++)
+		UNROLL
+		for (int u = 0; u < MT; u++)
+			UNROLL
+			for (int c = 0; c < C; c++)
+				acc[r][u][c] = _mm512_setzero_ps();
+	for (size_t e = 0; e < a->k; e += 32 * C) {
+		UNROLL
+		for (int c = 0; c < C; c++) {
+			size_t ec = e + 32 * c;
+			__m512i xv[4];
+
+			if (ec >= a->k)
+				break;
+			UNROLL
+			for (int u = 0; u < MT; u++)
+				xv[u] = load32(x[u], a->k, ec);
+			UNROLL
+			for (int r = 0; r < R; r++) {
+				const uint16_t *row = (const uint16_t *)(a->w + (n + r) * a->wstride);
+				__m512bh w = (__m512bh)load32(row, a->k, ec);
+
+				_mm_prefetch((const char *)(row + ec) + SHXK_PREFETCH, _MM_HINT_T0);
+				UNROLL
+				for (int u = 0; u < MT; u++)
+					acc[r][u][c] = _mm512_dpbf16_ps(acc[r][u][c], w,
+									(__m512bh)xv[u]);
+			}
+		}
+	}
+	UNROLL
+	for (int r = 0; r < R; r++)
+		UNROLL
+		for (int u = 0; u < MT; u++) {
+			UNROLL
+			for (int c = 1; c < C; c++)
+				acc[r][u][0] = _mm512_add_ps(acc[r][u][0], acc[r][u][c]);
+			shxk_store(a, i + u, n + r, _mm512_reduce_add_ps(acc[r][u][0]));
+		}
+}
+
+/* Rows n.. (R of them) against all activation rows, 4 at a time. */
+INLINE void dp_rows(const struct shxk_gemm_args *a, size_t n, const int R)
+{
+	size_t i = 0;
+
+	for (; i + 4 <= a->m; i += 4)
+		dp_tile(a, n, i, R, 4, 1);
+	for (; i < a->m; i++)
+		dp_tile(a, n, i, R, 1, 1);
+}
+
+void shxk_gemm_bf16_avx512bf16(const struct shxk_gemm_args *a)
+{
+	size_t n = a->n0;
+
+	/* Batch 1: one sequential row stream at a time (see avx512.c). */
+	if (a->m == 1) {
+		for (; n < a->n1; n++)
+			dp_tile(a, n, 0, 1, 1, 4);
+		return;
+	}
+	for (; n + 4 <= a->n1; n += 4)
+		dp_rows(a, n, 4);
+	for (; n < a->n1; n++)
+		dp_rows(a, n, 1);
+}
