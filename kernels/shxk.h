@@ -10,7 +10,7 @@
  *
  * Call shxk_init() once before anything else (it is idempotent and
  * thread-safe to repeat); it picks the ISA variant for this CPU, or the one
- * named by SYSHAX_ISA=generic|avx2|avx512|neon|dotprod|i8mm|sve.
+ * named by SYSHAX_ISA=generic|avx2|avx512|avx512bf16|neon|dotprod|i8mm|sve.
  *
  * Formats are ggml's: Q8_0 and Q4_0 blocks of 32 values with an f16 scale,
  * bit-exact (see docs/kernels.md).
@@ -61,8 +61,8 @@ struct shxk_block_q4_0 {
  */
 int shxk_init(void);
 
-/* The chosen variant ("generic", "avx2", "avx512", "neon", "dotprod",
- * "i8mm", "sve"); "generic" before shxk_init(). */
+/* The chosen variant ("generic", "avx2", "avx512", "avx512bf16", "neon",
+ * "dotprod", "i8mm", "sve"); "generic" before shxk_init(). */
 const char *shxk_isa_name(void);
 
 /* ---- scalar conversions (round to nearest even, as ggml) ---- */
@@ -120,7 +120,8 @@ int shxk_repack(const struct shxk_weights *src, enum shxk_layout layout,
 		void *dst, size_t g0, size_t g1);
 
 /*
- * Activations are prepared once per GEMM input (converted to f32 for float
+ * Activations are prepared once per GEMM input (converted to f32 for F32
+ * and F16 weights, rounded to bf16 and kept as f32 and as bf16 for BF16
  * weights, quantized to 8-bit blocks for Q8_0/Q4_0 weights) and then read
  * by every thread's row range. The prepared format depends only on the
  * weight type; a prepared row is shxk_act_row_size() bytes, rows are
