@@ -4,6 +4,7 @@
  * s8 x s8 to s16 (vmull) and pairwise-add into s32: no dotprod needed.
  */
 #include "neon.h"
+#include "../tile_driver.h"
 
 /* roundf() is vrndaq (half away from zero): bit-exact with generic. */
 void shxk_act_q8_neon(const float *x, int8_t *qs, float *d, int32_t *s,
@@ -109,24 +110,9 @@ INLINE void float_tile(const struct shxk_gemm_args *a, enum shxk_type t,
 
 INLINE void gemm_float(const struct shxk_gemm_args *a, enum shxk_type t)
 {
-	size_t n = a->n0;
-
-	for (; n + 4 <= a->n1; n += 4) {
-		size_t i = 0;
-
-		for (; i + 4 <= a->m; i += 4)
-			float_tile(a, t, n, i, 4, 4);
-		for (; i < a->m; i++)
-			float_tile(a, t, n, i, 4, 1);
-	}
-	for (; n < a->n1; n++) {
-		size_t i = 0;
-
-		for (; i + 4 <= a->m; i += 4)
-			float_tile(a, t, n, i, 1, 4);
-		for (; i < a->m; i++)
-			float_tile(a, t, n, i, 1, 1);
-	}
+#define FLOAT_TILE(n, i, R, T) float_tile(a, t, n, i, R, T)
+	SHXK_TILE_WALK(a, 4, FLOAT_TILE);
+#undef FLOAT_TILE
 }
 
 void shxk_gemm_f32_neon(const struct shxk_gemm_args *a)

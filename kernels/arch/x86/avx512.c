@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../../internal.h"
+#include "../tile_driver.h"
 
 #define INLINE static inline __attribute__((always_inline))
 /* Fully unroll the tile loops so accumulators stay in registers. */
@@ -144,33 +145,18 @@ INLINE void float_row(const struct shxk_gemm_args *a, enum shxk_type t, size_t n
 
 INLINE void gemm_float(const struct shxk_gemm_args *a, enum shxk_type t)
 {
-	size_t n = a->n0;
-
 	/*
 	 * Batch 1 reads each row once: one row at a time keeps a single
 	 * sequential stream, which DRAM serves faster than four.
 	 */
 	if (a->m == 1) {
-		for (; n < a->n1; n++)
+		for (size_t n = a->n0; n < a->n1; n++)
 			float_row(a, t, n);
 		return;
 	}
-	for (; n + 4 <= a->n1; n += 4) {
-		size_t i = 0;
-
-		for (; i + 4 <= a->m; i += 4)
-			float_tile(a, t, n, i, 4, 4);
-		for (; i < a->m; i++)
-			float_tile(a, t, n, i, 4, 1);
-	}
-	for (; n < a->n1; n++) {
-		size_t i = 0;
-
-		for (; i + 4 <= a->m; i += 4)
-			float_tile(a, t, n, i, 1, 4);
-		for (; i < a->m; i++)
-			float_tile(a, t, n, i, 1, 1);
-	}
+#define FLOAT_TILE(n, i, R, T) float_tile(a, t, n, i, R, T)
+	SHXK_TILE_WALK(a, 4, FLOAT_TILE);
+#undef FLOAT_TILE
 }
 
 static void gemm_f32(const struct shxk_gemm_args *a)
@@ -523,30 +509,15 @@ INLINE void quant_tile(const struct shxk_gemm_args *a, int q4, size_t n,
 
 INLINE void gemm_quant(const struct shxk_gemm_args *a, int q4)
 {
-	size_t n = a->n0;
-
 	/* Batch 1: one sequential row stream at a time (see gemm_float). */
 	if (a->m == 1) {
-		for (; n < a->n1; n++)
+		for (size_t n = a->n0; n < a->n1; n++)
 			quant_tile(a, q4, n, 0, 1, 1);
 		return;
 	}
-	for (; n + 4 <= a->n1; n += 4) {
-		size_t i = 0;
-
-		for (; i + 4 <= a->m; i += 4)
-			quant_tile(a, q4, n, i, 4, 4);
-		for (; i < a->m; i++)
-			quant_tile(a, q4, n, i, 4, 1);
-	}
-	for (; n < a->n1; n++) {
-		size_t i = 0;
-
-		for (; i + 4 <= a->m; i += 4)
-			quant_tile(a, q4, n, i, 1, 4);
-		for (; i < a->m; i++)
-			quant_tile(a, q4, n, i, 1, 1);
-	}
+#define QUANT_TILE(n, i, R, T) quant_tile(a, q4, n, i, R, T)
+	SHXK_TILE_WALK(a, 4, QUANT_TILE);
+#undef QUANT_TILE
 }
 
 static void gemm_q8_0(const struct shxk_gemm_args *a)
