@@ -110,7 +110,7 @@ INLINE void float_tile(const struct shxk_gemm_args *a, enum shxk_type t,
 
 INLINE void gemm_float(const struct shxk_gemm_args *a, enum shxk_type t)
 {
-#define FLOAT_TILE(n, i, R, T) float_tile(a, t, n, i, R, T)
+#define FLOAT_TILE(n, R, i, T) float_tile(a, t, n, i, R, T)
 	SHXK_TILE_WALK(a, 4, FLOAT_TILE);
 #undef FLOAT_TILE
 }

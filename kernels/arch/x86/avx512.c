@@ -154,7 +154,7 @@ INLINE void gemm_float(const struct shxk_gemm_args *a, enum shxk_type t)
 			float_row(a, t, n);
 		return;
 	}
-#define FLOAT_TILE(n, i, R, T) float_tile(a, t, n, i, R, T)
+#define FLOAT_TILE(n, R, i, T) float_tile(a, t, n, i, R, T)
 	SHXK_TILE_WALK(a, 4, FLOAT_TILE);
 #undef FLOAT_TILE
 }
@@ -515,7 +515,7 @@ INLINE void gemm_quant(const struct shxk_gemm_args *a, int q4)
 			quant_tile(a, q4, n, 0, 1, 1);
 		return;
 	}
-#define QUANT_TILE(n, i, R, T) quant_tile(a, q4, n, i, R, T)
+#define QUANT_TILE(n, R, i, T) quant_tile(a, q4, n, i, R, T)
 	SHXK_TILE_WALK(a, 4, QUANT_TILE);
 #undef QUANT_TILE
 }
@@ -624,14 +624,9 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 
 INLINE void gemm_x8(const struct shxk_gemm_args *a, int q4)
 {
-	for (size_t g = a->n0 / SHXK_X8; g * SHXK_X8 < a->n1; g++) {
-		size_t i = 0;
-
-		for (; i + 4 <= a->m; i += 4)
-			x8_tile(a, q4, g, i, 4);
-		for (; i < a->m; i++)
-			x8_tile(a, q4, g, i, 1);
-	}
+#define X8_TILE(g, i, T) x8_tile(a, q4, g, i, T)
+	SHXK_X8_WALK(a, 4, X8_TILE);
+#undef X8_TILE
 }
 
 static void gemm_x8_q8_0(const struct shxk_gemm_args *a)
