@@ -79,47 +79,5 @@ INLINE void pair_tile(const struct shxk_gemm_args *a, int q4, int x8,
 #define SHXK_PAIR_TILE
 #include "qtile.h"
 
-#define I8MM_GEMMS(nrc)							\
-static void gemm_q8_0_##nrc(const struct shxk_gemm_args *a)		\
-{									\
-	gemm_quant(a, 0, 0, nrc);					\
-}									\
-static void gemm_q4_0_##nrc(const struct shxk_gemm_args *a)		\
-{									\
-	gemm_quant(a, 1, 0, nrc);					\
-}									\
-static void gemm_x8_q8_0_##nrc(const struct shxk_gemm_args *a)		\
-{									\
-	gemm_quant(a, 0, 1, nrc);					\
-}									\
-static void gemm_x8_q4_0_##nrc(const struct shxk_gemm_args *a)		\
-{									\
-	gemm_quant(a, 1, 1, nrc);					\
-}									\
-const struct shxk_ops shxk_ops_i8mm##nrc = {				\
-	.name = "i8mm",							\
-	.quant = {							\
-		[SHXK_F16] = shxk_quant_f16_generic,			\
-		[SHXK_BF16] = shxk_quant_bf16_generic,			\
-		[SHXK_Q8_0] = shxk_quant_q8_0_generic,			\
-		[SHXK_Q4_0] = shxk_quant_q4_0_generic,			\
-	},								\
-	.act_q8 = shxk_act_q8_neon,					\
-	.gemm = {							\
-		[SHXK_F32] = shxk_gemm_f32_neon,			\
-		[SHXK_F16] = shxk_gemm_f16_neon,			\
-		[SHXK_BF16] = shxk_gemm_bf16_neon,			\
-		[SHXK_Q8_0] = gemm_q8_0_##nrc,				\
-		[SHXK_Q4_0] = gemm_q4_0_##nrc,				\
-	},								\
-	.gemm_x8 = {							\
-		[SHXK_Q8_0] = gemm_x8_q8_0_##nrc,			\
-		[SHXK_Q4_0] = gemm_x8_q4_0_##nrc,			\
-	},								\
-	.attn_tile = shxk_attn_tile_generic,				\
-	.swiglu = shxk_swiglu_generic,					\
-	.widen = shxk_widen_neon,					\
-};
-
-I8MM_GEMMS(2)
-I8MM_GEMMS(4)
+SHXK_QTILE_OPS(i8mm2, "i8mm", 2);
+SHXK_QTILE_OPS(i8mm4, "i8mm", 4);

@@ -83,4 +83,51 @@ INLINE void gemm_quant(const struct shxk_gemm_args *a, int q4, int x8,
 			quant_tile(a, q4, x8, n, i, 1, 1);
 }
 
+/*
+ * A NEON-family variant's quant GEMM entry points (nrc as for gemm_quant)
+ * and its ops table, shxk_ops_<var>; the rest of the table is NEON's or
+ * generic.
+ */
+#define SHXK_QTILE_OPS(var, NAME, nrc)					\
+static void gemm_q8_0_##var(const struct shxk_gemm_args *a)		\
+{									\
+	gemm_quant(a, 0, 0, nrc);					\
+}									\
+static void gemm_q4_0_##var(const struct shxk_gemm_args *a)		\
+{									\
+	gemm_quant(a, 1, 0, nrc);					\
+}									\
+static void gemm_x8_q8_0_##var(const struct shxk_gemm_args *a)		\
+{									\
+	gemm_quant(a, 0, 1, nrc);					\
+}									\
+static void gemm_x8_q4_0_##var(const struct shxk_gemm_args *a)		\
+{									\
+	gemm_quant(a, 1, 1, nrc);					\
+}									\
+const struct shxk_ops shxk_ops_##var = {				\
+	.name = NAME,							\
+	.quant = {							\
+		[SHXK_F16] = shxk_quant_f16_generic,			\
+		[SHXK_BF16] = shxk_quant_bf16_generic,			\
+		[SHXK_Q8_0] = shxk_quant_q8_0_generic,			\
+		[SHXK_Q4_0] = shxk_quant_q4_0_generic,			\
+	},								\
+	.act_q8 = shxk_act_q8_neon,					\
+	.gemm = {							\
+		[SHXK_F32] = shxk_gemm_f32_neon,			\
+		[SHXK_F16] = shxk_gemm_f16_neon,			\
+		[SHXK_BF16] = shxk_gemm_bf16_neon,			\
+		[SHXK_Q8_0] = gemm_q8_0_##var,				\
+		[SHXK_Q4_0] = gemm_q4_0_##var,				\
+	},								\
+	.gemm_x8 = {							\
+		[SHXK_Q8_0] = gemm_x8_q8_0_##var,			\
+		[SHXK_Q4_0] = gemm_x8_q4_0_##var,			\
+	},								\
+	.attn_tile = shxk_attn_tile_generic,				\
+	.swiglu = shxk_swiglu_generic,					\
+	.widen = shxk_widen_neon,					\
+}
+
 #endif /* SHXK_ARM_QTILE_H */
