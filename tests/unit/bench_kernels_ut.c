@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <CUnit/Basic.h>
 
 #include "bench.h"
+#include "../t_cunit.h"
 
 /* Runs the subcommand with stdout in a buffer; returns its exit status. */
 static int run(char **argv, int argc, char *out, size_t len)
@@ -81,20 +81,13 @@ static void t_usage(void)
 	CU_ASSERT_EQUAL(run(bad, 3, g_out, sizeof(g_out)), 2);
 }
 
+static const struct t_test g_tests[] = {
+	{ "JSON rows", t_json },
+	{ "missing ggml", t_missing_ggml },
+	{ "usage error", t_usage },
+};
+
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
-
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("bench kernels", NULL, NULL);
-	CU_add_test(s, "JSON rows", t_json);
-	CU_add_test(s, "missing ggml", t_missing_ggml);
-	CU_add_test(s, "usage error", t_usage);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return T_RUN_SUITE("bench kernels", NULL, NULL, g_tests);
 }

@@ -7,9 +7,9 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <CUnit/Basic.h>
 
 #include "bench.h"
+#include "../t_cunit.h"
 
 static void t_median(void)
 {
@@ -143,22 +143,15 @@ static void t_limits(void)
 	CU_ASSERT_PTR_NOT_NULL(isa);
 }
 
+static const struct t_test g_tests[] = {
+	{ "median", t_median },
+	{ "rotation copies", t_copies },
+	{ "pinned team", t_team },
+	{ "call timer", t_time_calls },
+	{ "machine limits", t_limits },
+};
+
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int fails;
-
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("bench", NULL, NULL);
-	CU_add_test(s, "median", t_median);
-	CU_add_test(s, "rotation copies", t_copies);
-	CU_add_test(s, "pinned team", t_team);
-	CU_add_test(s, "call timer", t_time_calls);
-	CU_add_test(s, "machine limits", t_limits);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return T_RUN_SUITE("bench", NULL, NULL, g_tests);
 }

@@ -7,13 +7,13 @@
  *   sum of n f32 terms:  |err| <= (n + 2) * 2^-24 * sum |terms|
  *   f16 / bf16 output:   plus 2^-11 / 2^-8 of the value
  */
-#include <CUnit/Basic.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "../t_cunit.h"
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 
@@ -592,35 +592,32 @@ static void t_attn_invalid(void)
 	CU_ASSERT_EQUAL(shxk_attn_merge(q, o, 0, 2, 64, o, 0, 1), -EINVAL);
 }
 
+static const struct t_test g_tests[] = {
+	{ "gemm_shapes", t_gemm_shapes },
+	{ "gemm_random", t_gemm_random },
+	{ "gemm_large", t_gemm_large },
+	{ "repack_layout", t_repack_layout },
+	{ "gemm_invalid", t_gemm_invalid },
+	{ "swiglu", t_swiglu },
+	{ "swiglu_range", t_swiglu_range },
+	{ "rmsnorm", t_rmsnorm },
+	{ "moe_group", t_moe_group },
+	{ "moe_combine", t_moe_combine },
+	{ "attn", t_attn },
+	{ "attn_invalid", t_attn_invalid },
+};
+
 int main(void)
 {
-	CU_pSuite s;
-	int rc = shxk_init(), fails;
+	int rc = shxk_init();
 
 	if (rc == -ENOTSUP) {
 		printf("SKIP: kernels_ut: this CPU or build lacks SYSHAX_ISA=%s\n",
 		       getenv("SYSHAX_ISA"));
 		return 77;
 	}
-	if (rc || CU_initialize_registry() != CUE_SUCCESS)
+	if (rc)
 		return 1;
 	printf("kernels_ut: ISA %s\n", shxk_isa_name());
-	s = CU_add_suite("kernels", NULL, NULL);
-	CU_add_test(s, "gemm_shapes", t_gemm_shapes);
-	CU_add_test(s, "gemm_random", t_gemm_random);
-	CU_add_test(s, "gemm_large", t_gemm_large);
-	CU_add_test(s, "repack_layout", t_repack_layout);
-	CU_add_test(s, "gemm_invalid", t_gemm_invalid);
-	CU_add_test(s, "swiglu", t_swiglu);
-	CU_add_test(s, "swiglu_range", t_swiglu_range);
-	CU_add_test(s, "rmsnorm", t_rmsnorm);
-	CU_add_test(s, "moe_group", t_moe_group);
-	CU_add_test(s, "moe_combine", t_moe_combine);
-	CU_add_test(s, "attn", t_attn);
-	CU_add_test(s, "attn_invalid", t_attn_invalid);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = (int)CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return T_RUN_SUITE("kernels", NULL, NULL, g_tests);
 }

@@ -7,13 +7,13 @@
  * has its absmax twice with both signs, block 1 a negative absmax, block 2
  * is all zeros.
  */
-#include <CUnit/Basic.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "shxk.h"
+#include "../t_cunit.h"
 
 static const float g_in[96] = {
 	-0x1.74p+1f, -0x1.98p+0f, -0x1.2p-2f, 0x1.08p+0f,
@@ -226,34 +226,31 @@ static void t_invalid(void)
 			-EINVAL);
 }
 
+static const struct t_test g_tests[] = {
+	{ "q8_0_bytes", t_q8_0_bytes },
+	{ "q4_0_bytes", t_q4_0_bytes },
+	{ "dequant_values", t_dequant_values },
+	{ "fp16_known", t_fp16_known },
+	{ "fp16_roundtrip", t_fp16_roundtrip },
+#ifdef __FLT16_MAX__
+	{ "fp16_vs_compiler", t_fp16_vs_compiler },
+#endif
+	{ "bf16_known", t_bf16_known },
+	{ "rows", t_rows },
+	{ "invalid", t_invalid },
+};
+
 int main(void)
 {
-	CU_pSuite s;
-	int rc = shxk_init(), fails;
+	int rc = shxk_init();
 
 	if (rc == -ENOTSUP) {
 		printf("SKIP: quant_ut: this CPU or build lacks SYSHAX_ISA=%s\n",
 		       getenv("SYSHAX_ISA"));
 		return 77;
 	}
-	if (rc || CU_initialize_registry() != CUE_SUCCESS)
+	if (rc)
 		return 1;
 	printf("quant_ut: ISA %s\n", shxk_isa_name());
-	s = CU_add_suite("quant", NULL, NULL);
-	CU_add_test(s, "q8_0_bytes", t_q8_0_bytes);
-	CU_add_test(s, "q4_0_bytes", t_q4_0_bytes);
-	CU_add_test(s, "dequant_values", t_dequant_values);
-	CU_add_test(s, "fp16_known", t_fp16_known);
-	CU_add_test(s, "fp16_roundtrip", t_fp16_roundtrip);
-#ifdef __FLT16_MAX__
-	CU_add_test(s, "fp16_vs_compiler", t_fp16_vs_compiler);
-#endif
-	CU_add_test(s, "bf16_known", t_bf16_known);
-	CU_add_test(s, "rows", t_rows);
-	CU_add_test(s, "invalid", t_invalid);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = (int)CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails ? 1 : 0;
+	return T_RUN_SUITE("quant", NULL, NULL, g_tests);
 }
