@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker.h"
+#include "broker/broker.h"
 #include "syshax/rt.h"
 
 #ifndef SHXD_VERSION

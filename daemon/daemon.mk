@@ -1,8 +1,9 @@
 # daemon/: syshaxd (config, engine, userspace broker from broker.mk).
 SHXD_VERSION	:= 0.1.0
-CPPFLAGS_daemon	+= -I$(CURDIR)/runtime/include -DSHXD_VERSION='"$(SHXD_VERSION)"'
+CPPFLAGS_daemon	+= -I$(CURDIR)/daemon -I$(CURDIR)/runtime/include -DSHXD_VERSION='"$(SHXD_VERSION)"'
 
-SHXD_OBJS := $(addprefix $(B)/daemon/,config.o engine.o exec.o log.o main.o)
+SHXD_OBJS := $(addprefix $(B)/daemon/,config.o log.o main.o \
+	engine/engine.o engine/exec.o)
 
 # The static library: syshaxd also runs in the VM guest, which has no
 # library path for the tree's build folder.

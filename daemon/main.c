@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "broker.h"
+#include "broker/broker.h"
 #include "config.h"
-#include "engine.h"
+#include "engine/engine.h"
 #include "log.h"
 
 #define SYSHAX_DEV		"/dev/syshax"

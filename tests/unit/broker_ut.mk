@@ -1,6 +1,6 @@
 # tests/unit: syshaxd's userspace broker through libsyshax-rt (broker_ut;
 # it also runs in the VM guest, which has two NUMA nodes and huge pages) and
-# the broker rules (cpl_check_ut). Here, not in daemon/broker.mk, so that
+# the broker rules (cpl_check_ut). Here, not in daemon/broker/broker.mk, so that
 # runtime.mk's variables are set.
 SHXD_BROKER_UT := $(B)/tests/unit/broker_ut
 
@@ -8,7 +8,7 @@ $(SHXD_BROKER_UT): $(B)/tests/unit/broker_ut.o $(SHXD_BROKER_OBJS) $(SHRT_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(SHXD_BROKER_LIBS) \
 		$(shell $(PKG_CONFIG) --libs cunit) -pthread
 
-$(B)/tests/unit/broker_ut.o: CPPFLAGS_tests += -I$(CURDIR)/daemon \
+$(B)/tests/unit/broker_ut.o: CPPFLAGS_tests += -I$(CURDIR)/daemon/broker \
 	-I$(CURDIR)/runtime/include -I$(CURDIR)/runtime/src
 
 .PHONY: check-broker

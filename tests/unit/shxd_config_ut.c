@@ -9,7 +9,7 @@
 
 #include "../t_cunit.h"
 
-#include "broker.h"
+#include "broker/broker.h"
 #include "config.h"
 
 static char g_path[] = "/tmp/shxd_config_ut.XXXXXX";

@@ -1,7 +1,7 @@
 # tests/unit/shxd_*_ut: syshaxd's config and op execution.
 SHXD_UT := $(B)/tests/unit/shxd_config_ut $(B)/tests/unit/shxd_exec_ut
 
-$(SHXD_UT:%=%.o): CPPFLAGS_tests += -I$(CURDIR)/daemon \
+$(SHXD_UT:%=%.o): CPPFLAGS_tests += -I$(CURDIR)/daemon -I$(CURDIR)/daemon/engine \
 	-I$(CURDIR)/runtime/include
 
 $(B)/tests/unit/shxd_config_ut: $(B)/tests/unit/shxd_config_ut.o \
@@ -9,7 +9,7 @@ $(B)/tests/unit/shxd_config_ut: $(B)/tests/unit/shxd_config_ut.o \
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit) -pthread
 
 $(B)/tests/unit/shxd_exec_ut: $(B)/tests/unit/shxd_exec_ut.o \
-		$(B)/daemon/exec.o
+		$(B)/daemon/engine/exec.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit)
 
 .PHONY: check-shxd-unit
