@@ -62,6 +62,20 @@ static void t_json(void)
 	CU_ASSERT_PTR_NULL(strstr(g_out, "\"us\": null"));
 }
 
+static void t_wide(void)
+{
+	char *argv[] = { "kernels", "--json", "--wide", "--shapes", "768x2048",
+			 "--types", "q4_0", "--threads", "1", "--no-ggml",
+			 "--no-dnnl", "--no-attn", "--budget", "1", NULL };
+
+	/* --wide's M list (1, 2, 3, 4, 8, 16, 32, 64) under --shapes. */
+	CU_ASSERT_EQUAL(run(argv, 14, g_out, sizeof(g_out)), 0);
+	CU_ASSERT_EQUAL(count(g_out, "\"type\": "), 8);
+	CU_ASSERT_PTR_NOT_NULL(strstr(g_out, "\"m\": 3, "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(g_out, "\"m\": 64, "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(g_out, "\"ggml_rp_us\": null"));
+}
+
 static void t_missing_ggml(void)
 {
 	char *argv[] = { "kernels", "--ggml", "/nonexistent", "--no-dnnl",
@@ -83,6 +97,7 @@ static void t_usage(void)
 
 static const struct t_test g_tests[] = {
 	{ "JSON rows", t_json },
+	{ "wide M list", t_wide },
 	{ "missing ggml", t_missing_ggml },
 	{ "usage error", t_usage },
 };

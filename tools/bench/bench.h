@@ -161,13 +161,19 @@ int ours_attn_time(int nseq, int nthr, int warm, double budget_s,
 struct ggml_peer;
 int ggml_peer_open(struct ggml_peer **p, const char *dir, const char **variant);
 void ggml_peer_close(struct ggml_peer *p);
+/* The repack buffer type's name ("CPU_REPACK"), or NULL without one. */
+const char *ggml_peer_repack_name(struct ggml_peer *p);
 /*
  * A rotation set (>= BENCH_ROTATE_BYTES) of @k x @n weights of type @t,
- * quantized by ggml's own code from @w (n rows of k f32 each).
+ * quantized by ggml's own code from @w (n rows of k f32 each). With
+ * @repack the weights go in the CPU backend's repack buffer type (what
+ * llama.cpp uses by default: q4_0 as 8x8 interleaved blocks on AVX2);
+ * -ENOTSUP when ggml has no repacked kernel for this type and shape here.
  */
 struct ggml_case;
 int ggml_case_new(struct ggml_peer *p, struct ggml_case **c,
-		  enum bench_wtype t, int k, int n, const float *w);
+		  enum bench_wtype t, int k, int n, const float *w,
+		  int repack);
 /* Median seconds per call of an (m x k) x (k x n) product on @nthr threads. */
 int ggml_case_time(struct ggml_case *c, int m, int nthr, double budget_s,
 		   double *sec);

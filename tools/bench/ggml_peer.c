@@ -11,8 +11,17 @@
  *
  * The product is ggml_mul_mat(W, x) with W [k x n] of the weight type and x
  * [k x m] f32, computed by the CPU backend on a ggml threadpool of nthr
- * threads (persistent across calls, as in llama.cpp's decode loop), weights
- * in plain row order (no repack buffer type).
+ * threads (persistent across calls, as in llama.cpp's decode loop).
+ *
+ * Two weight placements: plain row order in our own memory, or the CPU
+ * backend's repack buffer type ("CPU_REPACK", formerly "CPU_AARCH64"),
+ * the extra buffer type llama.cpp puts weights in by default where it
+ * supports them (q4_0 as 8x8 interleaved blocks on AVX2 machines, 4x8 or
+ * 4x4 on Arm). It is reached the way llama.cpp reaches it: the CPU
+ * registry's "ggml_backend_dev_get_extra_bufts" proc address, a buffer of
+ * that type, ggml_backend_tensor_alloc() and ggml_backend_tensor_set()
+ * (which repacks), and ggml_backend_dev_supports_op() on a mul_mat node to
+ * ask whether this type and shape get a repacked kernel.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -22,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "bench.h"
 
@@ -68,17 +78,31 @@ struct ggml_api {
 	void (*tp_params_init)(void *params, int n_threads);
 	int (*graph_compute)(void *backend, void *graph);
 	void (*backend_free)(void *backend);
+	/* the repack buffer type */
+	void *(*reg_get_proc_address)(void *reg, const char *name);
+	void *(*reg_dev_get)(void *reg, size_t i);
+	bool (*dev_supports_op)(void *dev, const void *op);
+	const char *(*buft_name)(void *buft);
+	void *(*buft_alloc_buffer)(void *buft, size_t size);
+	size_t (*buft_get_alignment)(void *buft);
+	size_t (*buft_get_alloc_size)(void *buft, const void *t);
+	void *(*buffer_get_base)(void *buf);
+	void (*buffer_free)(void *buf);
+	int (*tensor_alloc)(void *buf, void *t, void *addr);
+	void (*tensor_set)(void *t, const void *data, size_t off, size_t size);
 	/* from the CPU variant */
 	void *(*cpu_init)(void);
 	void (*set_n_threads)(void *backend, int n);
 	void (*set_threadpool)(void *backend, void *tp);
 	void *(*tp_new)(void *params);
 	void (*tp_free)(void *tp);
+	void *(*cpu_reg)(void);
 };
 
 struct ggml_peer {
 	void *base, *cpu;
 	void *backend;
+	void *dev, *repack;	/* the CPU device, its repack buffer type */
 	struct ggml_api f;
 	char variant[256];
 };
@@ -88,6 +112,7 @@ struct ggml_case {
 	int type, k, n;
 	size_t copies, wbytes, mem_bytes;
 	void *mem, *ctx;
+	void *buf;		/* repack buffer holding the copies, or NULL */
 	void **w;
 };
 
@@ -114,6 +139,17 @@ static int bind_base(struct ggml_peer *p)
 	SYM(base, tp_params_init, "ggml_threadpool_params_init");
 	SYM(base, graph_compute, "ggml_backend_graph_compute");
 	SYM(base, backend_free, "ggml_backend_free");
+	SYM(base, reg_get_proc_address, "ggml_backend_reg_get_proc_address");
+	SYM(base, reg_dev_get, "ggml_backend_reg_dev_get");
+	SYM(base, dev_supports_op, "ggml_backend_dev_supports_op");
+	SYM(base, buft_name, "ggml_backend_buft_name");
+	SYM(base, buft_alloc_buffer, "ggml_backend_buft_alloc_buffer");
+	SYM(base, buft_get_alignment, "ggml_backend_buft_get_alignment");
+	SYM(base, buft_get_alloc_size, "ggml_backend_buft_get_alloc_size");
+	SYM(base, buffer_get_base, "ggml_backend_buffer_get_base");
+	SYM(base, buffer_free, "ggml_backend_buffer_free");
+	SYM(base, tensor_alloc, "ggml_backend_tensor_alloc");
+	SYM(base, tensor_set, "ggml_backend_tensor_set");
 	return 0;
 }
 
@@ -124,7 +160,31 @@ static int bind_cpu(struct ggml_peer *p)
 	SYM(cpu, set_threadpool, "ggml_backend_cpu_set_threadpool");
 	SYM(cpu, tp_new, "ggml_threadpool_new");
 	SYM(cpu, tp_free, "ggml_threadpool_free");
+	SYM(cpu, cpu_reg, "ggml_backend_cpu_reg");
 	return 0;
+}
+
+/*
+ * The CPU device's repack buffer type, as llama.cpp finds it: the extra
+ * buffer types the registry lists (NULL-terminated), by name. None (an old
+ * ggml, a build without it) leaves p->repack NULL.
+ */
+static void find_repack(struct ggml_peer *p)
+{
+	void *reg = p->f.cpu_reg();
+	void **(*extra)(void *dev);
+
+	p->dev = reg ? p->f.reg_dev_get(reg, 0) : NULL;
+	if (!p->dev)
+		return;
+	*(void **)&extra = p->f.reg_get_proc_address(
+		reg, "ggml_backend_dev_get_extra_bufts");
+	for (void **b = extra ? extra(p->dev) : NULL; b && *b; b++) {
+		const char *name = p->f.buft_name(*b);
+
+		if (!strcmp(name, "CPU_REPACK") || !strcmp(name, "CPU_AARCH64"))
+			p->repack = *b;
+	}
 }
 
 /* Loads every libggml-cpu-*.so in dir and keeps the best-scoring one. */
@@ -206,6 +266,8 @@ int ggml_peer_open(struct ggml_peer **out, const char *dir,
 		err = pick_cpu(p, dir);
 	if (!err)
 		err = bind_cpu(p);
+	if (!err)
+		find_repack(p);
 	if (!err) {
 		p->backend = p->f.cpu_init();
 		if (!p->backend)
@@ -216,9 +278,20 @@ int ggml_peer_open(struct ggml_peer **out, const char *dir,
 		return err;
 	}
 	name_version(p, dir);
+	if (!p->repack) {
+		size_t len = strlen(p->variant);
+
+		snprintf(p->variant + len, sizeof(p->variant) - len,
+			 "; no repack buffer type");
+	}
 	*variant = p->variant;
 	*out = p;
 	return 0;
+}
+
+const char *ggml_peer_repack_name(struct ggml_peer *p)
+{
+	return p && p->repack ? p->f.buft_name(p->repack) : NULL;
 }
 
 void ggml_peer_close(struct ggml_peer *p)
@@ -234,12 +307,60 @@ void ggml_peer_close(struct ggml_peer *p)
 	free(p);
 }
 
+/*
+ * The copies in one buffer of the repack type, each repacked by ggml as it
+ * is set from the row-major blocks in q. -ENOTSUP when the CPU backend has
+ * no repacked kernel for this type and shape (it then computes from the
+ * plain layout, which the other column already measures).
+ */
+static int place_repacked(struct ggml_case *c, const float *w)
+{
+	struct ggml_peer *p = c->p;
+	size_t align = p->f.buft_get_alignment(p->repack), sz, i;
+	void *x, *y, *q;
+	char *base;
+	uintptr_t b, e;
+
+	sz = (p->f.buft_get_alloc_size(p->repack, c->w[0]) + align - 1) /
+	     align * align;
+	c->buf = p->f.buft_alloc_buffer(p->repack, sz * c->copies);
+	if (!c->buf)
+		return -ENOMEM;
+	base = p->f.buffer_get_base(c->buf);
+	/* Huge pages where the kernel grants them, as ours get. */
+	b = ((uintptr_t)base + 4095) & ~(uintptr_t)4095;
+	e = ((uintptr_t)base + sz * c->copies) & ~(uintptr_t)4095;
+	if (e > b)
+		madvise((void *)b, e - b, MADV_HUGEPAGE);
+	for (i = 0; i < c->copies; i++)
+		if (p->f.tensor_alloc(c->buf, c->w[i], base + i * sz))
+			return -ENOMEM;
+	/* The question llama.cpp asks before placing a weight there. */
+	x = p->f.new_tensor_2d(c->ctx, GGML_TYPE_F32, c->k, 1);
+	y = x ? p->f.mul_mat(c->ctx, c->w[0], x) : NULL;
+	if (!y)
+		return -ENOMEM;
+	if (!p->f.dev_supports_op(p->dev, y))
+		return -ENOTSUP;
+	q = malloc(c->wbytes);
+	if (!q)
+		return -ENOMEM;
+	p->f.quantize_chunk(c->type, w, q, 0, c->n, c->k, NULL);
+	for (i = 0; i < c->copies; i++)
+		p->f.tensor_set(c->w[i], q, 0, c->wbytes);
+	free(q);
+	return 0;
+}
+
 int ggml_case_new(struct ggml_peer *p, struct ggml_case **out,
-		  enum bench_wtype t, int k, int n, const float *w)
+		  enum bench_wtype t, int k, int n, const float *w, int repack)
 {
 	struct ggml_case *c;
-	size_t i;
+	size_t i, meta;
+	int err;
 
+	if (repack && !p->repack)
+		return -ENOTSUP;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -250,13 +371,17 @@ int ggml_case_new(struct ggml_peer *p, struct ggml_case **out,
 	c->wbytes = p->f.row_size(c->type, k) * (size_t)n;
 	c->copies = bench_copies(c->wbytes);
 	c->w = calloc(c->copies, sizeof(*c->w));
-	/* Our own memory for the context: the same huge pages ours get. */
-	c->mem_bytes = c->copies * (c->wbytes + p->f.tensor_overhead() + 64) +
-		       (1 << 20);
+	meta = (c->copies + 2) * (p->f.tensor_overhead() + 64) + (1 << 20);
+	/*
+	 * Plain: our own memory for the context, the same huge pages ours
+	 * get. Repacked: tensor headers only; the data goes in the buffer.
+	 */
+	c->mem_bytes = repack ? meta : meta + c->copies * c->wbytes;
 	c->mem = c->w ? bench_alloc(c->mem_bytes) : NULL;
 	if (c->mem)
 		c->ctx = p->f.init((struct ggml_init_params){
-			.mem_size = c->mem_bytes, .mem_buffer = c->mem });
+			.mem_size = c->mem_bytes, .mem_buffer = c->mem,
+			.no_alloc = repack });
 	if (!c->ctx) {
 		ggml_case_free(c);
 		return -ENOMEM;
@@ -267,6 +392,8 @@ int ggml_case_new(struct ggml_peer *p, struct ggml_case **out,
 			ggml_case_free(c);
 			return -ENOMEM;
 		}
+		if (repack)
+			continue;
 		/* Quantize once with ggml's own code; the rest are copies. */
 		if (i == 0)
 			p->f.quantize_chunk(c->type, w, p->f.get_data(c->w[0]),
@@ -274,6 +401,11 @@ int ggml_case_new(struct ggml_peer *p, struct ggml_case **out,
 		else
 			memcpy(p->f.get_data(c->w[i]),
 			       p->f.get_data(c->w[0]), c->wbytes);
+	}
+	err = repack ? place_repacked(c, w) : 0;
+	if (err) {
+		ggml_case_free(c);
+		return err;
 	}
 	*out = c;
 	return 0;
@@ -285,6 +417,8 @@ void ggml_case_free(struct ggml_case *c)
 		return;
 	if (c->ctx)
 		c->p->f.free(c->ctx);
+	if (c->buf)
+		c->p->f.buffer_free(c->buf);
 	bench_free(c->mem, c->mem_bytes);
 	free(c->w);
 	free(c);

@@ -25,6 +25,19 @@ static const struct shape g_default_shapes[] = {
 	{ 2048, 768 }, { 768, 2048 },		/* Qwen3-30B-A3B expert */
 };
 
+/*
+ * --wide adds shapes the default set lacks (13B-class FFN up and down,
+ * a 4B-class FFN up: K = 13824 rows longer than the L1 holds as f32) and
+ * the batch sizes batching produces (leftover rows of every tile height).
+ */
+static const struct shape g_wide_shapes[] = {
+	{ 5120, 13824 }, { 13824, 5120 }, { 2560, 9728 },
+};
+static const int g_default_ms[] = { 1, 8, 32 };
+static const int g_wide_ms[] = { 1, 2, 3, 4, 8, 16, 32, 64 };
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
 const char *bench_wtype_name(enum bench_wtype t)
 {
 	return g_wtype_names[t];
@@ -57,9 +70,14 @@ static void usage(FILE *f)
 "  --ggml DIR        ggml libraries (default $SYSHAX_GGML_DIR); see\n"
 "                    tools/fetch-ggml.sh\n"
 "  --no-ggml, --no-dnnl, --no-attn   leave a peer or a part out\n"
+"  --no-repack       leave out ggml with its repack buffer type (the\n"
+"                    \"ggml rp\" column: q4_0 repacked as llama.cpp does)\n"
 "  --shapes KxN,...  default 4096x14336,14336x4096,2048x768,768x2048\n"
 "  --types T,...     q4_0,q8_0,bf16,f16,f32 (default all)\n"
 "  --m M,...         activation rows (default 1,8,32)\n"
+"  --wide            the big matrix: shapes 5120x13824,13824x5120,2560x9728\n"
+"                    added to the default ones, M 1,2,3,4,8,16,32,64\n"
+"                    (--shapes and --m still override)\n"
 "  --threads T,...   thread counts (default 1,2, capped at the CPUs)\n"
 "  --layout L        x8 (interleaved, default) or rows for q4_0/q8_0\n"
 "  --budget MS       timing per case in milliseconds\n");
@@ -117,7 +135,7 @@ static int parse_int(const char *s, void *dst, int i)
 }
 
 enum { O_GGML = 256, O_NO_GGML, O_NO_DNNL, O_NO_ATTN, O_SHAPES, O_TYPES,
-       O_M, O_THREADS, O_LAYOUT, O_BUDGET };
+       O_M, O_THREADS, O_LAYOUT, O_BUDGET, O_NO_REPACK, O_WIDE };
 
 static const struct option g_longopts[] = {
 	{ "json", no_argument, NULL, 'j' },
@@ -128,6 +146,8 @@ static const struct option g_longopts[] = {
 	{ "no-ggml", no_argument, NULL, O_NO_GGML },
 	{ "no-dnnl", no_argument, NULL, O_NO_DNNL },
 	{ "no-attn", no_argument, NULL, O_NO_ATTN },
+	{ "no-repack", no_argument, NULL, O_NO_REPACK },
+	{ "wide", no_argument, NULL, O_WIDE },
 	{ "shapes", required_argument, NULL, O_SHAPES },
 	{ "types", required_argument, NULL, O_TYPES },
 	{ "m", required_argument, NULL, O_M },
@@ -140,15 +160,12 @@ static const struct option g_longopts[] = {
 /* Returns 0 to run, 1 after --help, -1 on a usage error. */
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
-	int c, li = -1, bad = 0, ncpus = bench_ncpus();
+	int c, li = -1, bad = 0, ncpus = bench_ncpus(), shapes = 0, ms = 0;
 	size_t i;
 
 	*o = (struct opts){ .x8 = 1, .attn = 1, .use_ggml = 1, .use_dnnl = 1,
-			    .budget = 0.1, .nm = 3, .ms = { 1, 8, 32 } };
+			    .use_repack = 1, .budget = 0.1 };
 	o->ggml_dir = getenv("SYSHAX_GGML_DIR");
-	o->nshapes = sizeof(g_default_shapes) / sizeof(g_default_shapes[0]);
-	for (i = 0; i < (size_t)o->nshapes; i++)
-		o->shapes[i] = g_default_shapes[i];
 	o->ntypes = BENCH_NWTYPES;
 	for (i = 0; i < BENCH_NWTYPES; i++)
 		o->types[i] = (enum bench_wtype)i;
@@ -167,9 +184,12 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case O_NO_GGML: o->use_ggml = 0; break;
 		case O_NO_DNNL: o->use_dnnl = 0; break;
 		case O_NO_ATTN: o->attn = 0; break;
+		case O_NO_REPACK: o->use_repack = 0; break;
+		case O_WIDE: o->wide = 1; break;
 		case O_SHAPES:
 			bad = parse_list(optarg, MAX_LIST, &o->nshapes,
 					 parse_shape, o->shapes);
+			shapes = 1;
 			break;
 		case O_TYPES:
 			bad = parse_list(optarg, BENCH_NWTYPES, &o->ntypes,
@@ -178,6 +198,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case O_M:
 			bad = parse_list(optarg, MAX_LIST, &o->nm, parse_int,
 					 o->ms);
+			ms = 1;
 			break;
 		case O_THREADS:
 			bad = parse_list(optarg, MAX_LIST, &o->nthr, parse_int,
@@ -206,6 +227,14 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		usage(stderr);
 		return -1;
 	}
+	for (i = 0; !shapes && i < NELEM(g_default_shapes); i++)
+		o->shapes[o->nshapes++] = g_default_shapes[i];
+	for (i = 0; !shapes && o->wide && i < NELEM(g_wide_shapes); i++)
+		o->shapes[o->nshapes++] = g_wide_shapes[i];
+	for (i = 0; !ms && !o->wide && i < NELEM(g_default_ms); i++)
+		o->ms[o->nm++] = g_default_ms[i];
+	for (i = 0; !ms && o->wide && i < NELEM(g_wide_ms); i++)
+		o->ms[o->nm++] = g_wide_ms[i];
 	return 0;
 }
 
@@ -253,6 +282,8 @@ static void open_peers(struct run *r, struct ggml_peer **gp,
 			snprintf(r->ggml_note, sizeof(r->ggml_note),
 				 "not measured: %s: %s", r->o.ggml_dir,
 				 strerror(-err));
+		else if (r->o.use_repack)
+			r->ggml_repack = ggml_peer_repack_name(*gp);
 	}
 	snprintf(r->dnnl_note, sizeof(r->dnnl_note), "disabled (--no-dnnl)");
 	if (r->o.use_dnnl) {
@@ -365,17 +396,21 @@ static void measure_type(struct run *r, struct ggml_peer *gp,
 	size_t bytes = bench_wtype_row_bytes(t, (size_t)s->k) * (size_t)s->n;
 	struct gemm_row *rows = &r->rows[r->nrows];
 	struct ours_case *oc = NULL;
-	struct ggml_case *gc = NULL;
+	struct ggml_case *gc = NULL, *rc = NULL;
 	int err = ours_case_new(&oc, t, s->k, s->n, w, o->x8);
+	/* Repacked ggml: only where ggml has a repacked kernel for it. */
+	int rp_err = !gp ? -ENOENT : !r->ggml_repack ? -ENOTSUP :
+		     ggml_case_new(gp, &rc, t, s->k, s->n, w, 1);
 
-	if (gp && ggml_case_new(gp, &gc, t, s->k, s->n, w))
+	if (gp && ggml_case_new(gp, &gc, t, s->k, s->n, w, 0))
 		gc = NULL;
 	for (int mi = 0; mi < o->nm; mi++)
 		for (int ti = 0; ti < o->nthr; ti++)
 			rows[mi * o->nthr + ti] = (struct gemm_row){
 				.s = *s, .t = t, .m = o->ms[mi],
 				.nthr = o->thr[ti], .kind = kind_of(t),
-				.dnnl = dt[kind_of(t)][mi][ti], .err = err };
+				.dnnl = dt[kind_of(t)][mi][ti], .err = err,
+				.rp_err = rp_err };
 	r->nrows += (size_t)o->nm * o->nthr;
 	fprintf(stderr, "kernels: %dx%d %s\n", s->k, s->n,
 		bench_wtype_name(t));
@@ -394,12 +429,18 @@ static void measure_type(struct run *r, struct ggml_peer *gp,
 			if (gc && !ggml_case_time(gc, g->m, g->nthr, budget,
 						  &sec))
 				g->ggml = lower(g->ggml, sec);
+			if (rc && !g->rp_err)
+				g->rp_err = ggml_case_time(rc, g->m, g->nthr,
+							   budget, &sec);
+			if (rc && !g->rp_err)
+				g->ggml_rp = lower(g->ggml_rp, sec);
 			if (r->reader && !bench_reader_time(r->reader, bytes,
 							    g->nthr, budget,
 							    &sec))
 				g->read = lower(g->read, sec);
 		}
 	}
+	ggml_case_free(rc);
 	ggml_case_free(gc);
 	ours_case_free(oc);
 }

@@ -8,14 +8,14 @@
 
 #include "bench.h"
 
-#define MAX_LIST 8
+#define MAX_LIST 16
 
 struct shape {
 	int k, n;
 };
 
 struct opts {
-	int json, warm, x8, attn, use_ggml, use_dnnl;
+	int json, warm, x8, attn, use_ggml, use_dnnl, use_repack, wide;
 	const char *ggml_dir;
 	double budget;
 	int nshapes, ntypes, nm, nthr;
@@ -42,6 +42,9 @@ struct gemm_row {
 	enum dnnl_kind kind;
 	/* seconds per call; 0 when not measured */
 	double ours, warm, ggml, dnnl;
+	/* ggml with its repack buffer type; rp_err: why not measured */
+	double ggml_rp;
+	int rp_err;
 	double read;	/* the read probe on the same bytes per call */
 };
 
@@ -53,7 +56,7 @@ struct attn_row {
 /* Everything one run measured, for the table, JSON and target checks. */
 struct run {
 	struct opts o;
-	const char *isa, *ggml_variant, *dnnl_version;
+	const char *isa, *ggml_variant, *dnnl_version, *ggml_repack;
 	char ggml_note[128], dnnl_note[128];
 	char cpu_model[128];
 	double load[2];		/* 1-minute load average at start and end */

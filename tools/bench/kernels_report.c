@@ -86,6 +86,15 @@ static void print_header(const struct run *r)
 	       o->warm ? "rotated (>= 512 MiB), warm = one copy" :
 			 "rotated (>= 512 MiB)");
 	printf("ggml:   %s\n", r->ggml_variant ? r->ggml_variant : r->ggml_note);
+	if (r->ggml_variant)
+		printf("ggml rp: %s\n", r->ggml_repack ?
+		       "weights in ggml's repack buffer type (llama.cpp's "
+		       "default), '-' where ggml has no repacked kernel for "
+		       "the type" : o->use_repack ?
+		       "not measured: this ggml has no repack buffer type" :
+		       "disabled (--no-repack)");
+	if (r->ggml_repack)
+		printf("         (buffer type %s)\n", r->ggml_repack);
 	printf("oneDNN: %s\n", r->dnnl_version ? r->dnnl_version : r->dnnl_note);
 	for (int i = 0; i < o->nthr; i++) {
 		const struct limits *l = &r->lim[i];
@@ -102,11 +111,11 @@ static void print_header(const struct run *r)
 	printf("%%BW: GB/s over rdGB/s, a read-only loop reading the same "
 	       "bytes per call, same rotation and timing,\n     or the "
 	       "sustained figure where that is higher\n");
-	printf("\n%-11s %-4s %3s %3s %9s %7s %6s %6s %4s %5s%s | %9s %6s | %4s %9s %6s\n",
+	printf("\n%-11s %-4s %3s %3s %9s %7s %6s %6s %4s %5s%s | %9s %6s | %9s %6s | %4s %9s %6s\n",
 	       "KxN", "type", "M", "thr", "us/call", "GFLOPS", "GB/s", "rdGB/s",
 	       "%BW",
 	       "%peak", o->warm ? "  warmGB/s" : "", "ggml us", "x ggml",
-	       "dnnl", "us", "x dnnl");
+	       "ggml rp us", "x rp", "dnnl", "us", "x dnnl");
 }
 
 static void print_opt(double v, const char *fmt, int width)
@@ -138,6 +147,9 @@ static void print_row(const struct run *r, const struct gemm_row *g)
 	printf(" | ");
 	print_opt(g->ggml * 1e6, "%*.1f", 9);
 	print_opt(ratio(g->ggml, g->ours), " %*.2f", 6);
+	printf(" | ");
+	print_opt(g->rp_err ? 0 : g->ggml_rp * 1e6, "%*.1f", 9);
+	print_opt(g->rp_err ? 0 : ratio(g->ggml_rp, g->ours), " %*.2f", 6);
 	printf(" | %4s ", dnnl_kind_name(g->kind));
 	print_opt(g->dnnl * 1e6, "%*.1f", 9);
 	print_opt(ratio(g->dnnl, g->ours), " %*.2f", 6);
@@ -182,7 +194,7 @@ static void jstr(const char *key, const char *v, int last)
 
 /* ---- targets (docs/benchmarks.md) ---- */
 
-enum metric { M_PCT_BW, M_X_GGML, M_X_DNNL };
+enum metric { M_PCT_BW, M_X_GGML, M_X_GGML_RP, M_X_DNNL };
 
 struct target {
 	const char *name;
@@ -198,6 +210,8 @@ static const struct target g_targets[] = {
 	  T(BENCH_Q4_0) | T(BENCH_Q8_0) | T(BENCH_BF16) | T(BENCH_F16),
 	  { 1 }, M_PCT_BW, 85 },
 	{ "x ggml >= 1.0 on every shape and type", 0, { 0 }, M_X_GGML, 1.0 },
+	{ "x ggml repacked >= 1.0 where ggml repacks", 0, { 0 },
+	  M_X_GGML_RP, 1.0 },
 	{ "q4_0 M=1 x ggml >= 2.5", T(BENCH_Q4_0), { 1 }, M_X_GGML, 2.5 },
 	{ "q8_0 M=1 x ggml >= 1.8", T(BENCH_Q8_0), { 1 }, M_X_GGML, 1.8 },
 	{ "q4_0/q8_0 M=8,32 x ggml >= 2.5", T(BENCH_Q4_0) | T(BENCH_Q8_0),
@@ -224,6 +238,8 @@ static double metric(const struct run *r, const struct gemm_row *g,
 		return pct_bw(r, g);
 	case M_X_GGML:
 		return ratio(g->ggml, g->ours);
+	case M_X_GGML_RP:
+		return g->rp_err ? 0 : ratio(g->ggml_rp, g->ours);
 	default:
 		return ratio(g->dnnl, g->ours);
 	}
@@ -341,6 +357,7 @@ void kernels_print_json(const struct run *r)
 	printf("},\n \"peers\": {");
 	jstr("ggml", r->ggml_variant, 0);
 	jstr("ggml_note", r->ggml_variant ? NULL : r->ggml_note, 0);
+	jstr("ggml_repack", r->ggml_repack, 0);
 	jstr("onednn", r->dnnl_version, 0);
 	jstr("onednn_note", r->dnnl_version ? NULL : r->dnnl_note, 1);
 	printf("},\n \"limits\": [");
@@ -374,6 +391,9 @@ void kernels_print_json(const struct run *r)
 		jnum("warm_us", g->warm * 1e6, 0);
 		jnum("ggml_us", g->ggml * 1e6, 0);
 		jnum("x_ggml", ok ? ratio(g->ggml, g->ours) : 0, 0);
+		jnum("ggml_rp_us", g->rp_err ? 0 : g->ggml_rp * 1e6, 0);
+		jnum("x_ggml_rp", ok && !g->rp_err ?
+		     ratio(g->ggml_rp, g->ours) : 0, 0);
 		jstr("dnnl_kind", dnnl_kind_name(g->kind), 0);
 		jnum("dnnl_us", g->dnnl * 1e6, 0);
 		jnum("x_dnnl", ok ? ratio(g->dnnl, g->ours) : 0, 1);
