@@ -44,7 +44,9 @@ VM_FILES :=
 .PHONY: all kmod kmod-clean check check-aarch64 vm-check test install clean
 all:
 
-include $(sort $(wildcard */*.mk daemon/*/*.mk tests/*/*.mk tools/*/*.mk))
+# daemon/<part>/*.mk first: daemon/daemon.mk links their objects.
+include $(sort $(wildcard daemon/*/*.mk))
+include $(sort $(wildcard */*.mk tests/*/*.mk tools/*/*.mk))
 
 all: $(ALL)
 

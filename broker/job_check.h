@@ -46,6 +46,8 @@ static inline const struct syshax_op_rule *syshax_op_rule(__u32 op)
 	case SYSHAX_OP_FFN:
 	case SYSHAX_OP_MOE:
 	case SYSHAX_OP_ATTN_DECODE:
+	case SYSHAX_OP_WEIGHTS_FREE:
+	case SYSHAX_OP_ENGINE_STATS:
 		return &compute;
 	default:
 		return NULL;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker/broker.h"
+#include "engine/cpu.h"
 #include "syshax/rt.h"
 
 #ifndef SHXD_VERSION
@@ -20,6 +21,8 @@
 #define DEF_MAX_JOBS_GLOBAL	SHXD_DEF_MAX_JOBS_GLOBAL
 #define DEF_MAX_PINNED_MB	0	/* half of RAM */
 #define DEF_ENGINE_THREADS	1
+#define DEF_MAX_BATCH		SHXD_DEF_MAX_BATCH
+#define DEF_MAX_WSETS		SHXD_DEF_MAX_WSETS
 
 static int parse_ull(const char *s, unsigned long long max,
 		     unsigned long long *out)
@@ -73,6 +76,58 @@ void shxd_config_defaults(struct shxd_config *cfg)
 	cfg->max_pinned_mb = DEF_MAX_PINNED_MB;
 	cfg->engine_threads = DEF_ENGINE_THREADS;
 	cfg->node = -1;
+	cfg->quantize = SHXK_F32;
+	cfg->cpu_max_batch_size = DEF_MAX_BATCH;
+	cfg->max_weight_sets = DEF_MAX_WSETS;
+}
+
+static int set_quantize(int *q, const char *v)
+{
+	if (!strcmp(v, "none") || !*v)
+		*q = SHXK_F32;
+	else if (!strcmp(v, "q8_0"))
+		*q = SHXK_Q8_0;
+	else if (!strcmp(v, "q4_0"))
+		*q = SHXK_Q4_0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int set_affinity(char *dst, size_t size, const char *v)
+{
+	int cpus[1024];
+
+	if (*v && shxd_parse_cpulist(v, cpus, 1024) <= 0)
+		return -EINVAL;
+	return set_str(dst, size, v);
+}
+
+static const struct {
+	const char *key, *allowed;
+} g_allowed[] = {
+	{ "socket",		"a path shorter than PATH_MAX" },
+	{ "max_jobs_ctx",	"a whole number >= 1" },
+	{ "max_jobs_global",	"a whole number >= 1" },
+	{ "max_pinned_mb",	"a whole number of MiB (0: half of RAM)" },
+	{ "engine_threads",	"a whole number >= 1" },
+	{ "node",		"-1 or a NUMA node 0..15" },
+	{ "omp_num_threads",	"a whole number >= 1 (OMP_NUM_THREADS)" },
+	{ "cpu_affinity",	"a CPU list like 0-7 or 0-159:2,1 "
+				"(CUSTOM_CPU_AFFINITY)" },
+	{ "quantize",		"none, q8_0 or q4_0 (SYSHAX_QUANTIZE)" },
+	{ "cpu_max_batch_size",	"a whole number 1..4096" },
+	{ "max_weight_sets",	"a whole number >= 1" },
+	{ "model_dir",		"a directory path shorter than PATH_MAX" },
+	{ "preload",		"a weights file path under model_dir" },
+};
+
+const char *shxd_config_allowed(const char *key)
+{
+	for (size_t i = 0; i < sizeof(g_allowed) / sizeof(g_allowed[0]); i++)
+		if (!strcmp(key, g_allowed[i].key))
+			return g_allowed[i].allowed;
+	return NULL;
 }
 
 int shxd_config_set(struct shxd_config *cfg, const char *key,
@@ -88,6 +143,29 @@ int shxd_config_set(struct shxd_config *cfg, const char *key,
 		return parse_ull(value, ~0ULL >> 20, &cfg->max_pinned_mb);
 	if (!strcmp(key, "engine_threads"))
 		return set_uint(&cfg->engine_threads, value, 1);
+	if (!strcmp(key, "omp_num_threads"))
+		return set_uint(&cfg->omp_num_threads, value, 1);
+	if (!strcmp(key, "cpu_affinity"))
+		return set_affinity(cfg->cpu_affinity,
+				    sizeof(cfg->cpu_affinity), value);
+	if (!strcmp(key, "quantize"))
+		return set_quantize(&cfg->quantize, value);
+	if (!strcmp(key, "cpu_max_batch_size")) {
+		unsigned int v;
+		int ret = set_uint(&v, value, 1);
+
+		if (!ret && v > 4096)
+			ret = -ERANGE;
+		if (!ret)
+			cfg->cpu_max_batch_size = v;
+		return ret;
+	}
+	if (!strcmp(key, "max_weight_sets"))
+		return set_uint(&cfg->max_weight_sets, value, 1);
+	if (!strcmp(key, "model_dir"))
+		return set_str(cfg->model_dir, sizeof(cfg->model_dir), value);
+	if (!strcmp(key, "preload"))
+		return set_str(cfg->preload, sizeof(cfg->preload), value);
 	if (!strcmp(key, "node")) {
 		unsigned int n;
 		int ret;
@@ -120,6 +198,9 @@ static char *trim(char *s)
 	return s;
 }
 
+/* The last bad line's key and value, for the message. */
+static char g_bad[PATH_MAX + 64];
+
 int shxd_config_load(struct shxd_config *cfg, const char *path, int *line)
 {
 	char buf[PATH_MAX + 64];
@@ -141,39 +222,57 @@ int shxd_config_load(struct shxd_config *cfg, const char *path, int *line)
 			continue;
 		eq = strchr(key, '=');
 		if (!eq) {
+			snprintf(g_bad, sizeof(g_bad), "not 'key = value'");
 			ret = -EINVAL;
 			break;
 		}
 		*eq = '\0';
-		ret = shxd_config_set(cfg, trim(key), trim(eq + 1));
-		if (ret)
+		key = trim(key);
+		ret = shxd_config_set(cfg, key, trim(eq + 1));
+		if (ret) {
+			const char *ok = shxd_config_allowed(key);
+
+			snprintf(g_bad, sizeof(g_bad), "%s = '%s'%s%s", key,
+				 trim(eq + 1), ok ? "; allowed: " : "",
+				 ok ? ok : "");
 			break;
+		}
 	}
 	fclose(f);
 	return ret;
 }
 
-int shxd_config_env(struct shxd_config *cfg)
+int shxd_config_env(struct shxd_config *cfg, const char **key)
 {
-	const char *omp = getenv("OMP_NUM_THREADS");
-	const char *aff = getenv("CUSTOM_CPU_AFFINITY");
-	int ret;
+	static const struct {
+		const char *env, *key;
+	} knobs[] = {
+		{ "OMP_NUM_THREADS", "omp_num_threads" },
+		{ "CUSTOM_CPU_AFFINITY", "cpu_affinity" },
+		{ "SYSHAX_QUANTIZE", "quantize" },
+	};
 
-	if (omp && *omp) {
-		ret = set_uint(&cfg->omp_num_threads, omp, 1);
-		if (ret)
+	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		const char *v = getenv(knobs[i].env);
+		int ret;
+
+		if (!v || !*v)
+			continue;
+		ret = shxd_config_set(cfg, knobs[i].key, v);
+		if (ret) {
+			*key = knobs[i].env;
 			return ret;
+		}
 	}
-	if (aff)
-		return set_str(cfg->cpu_affinity, sizeof(cfg->cpu_affinity),
-			       aff);
 	return 0;
 }
 
 /* Options that set a config key carry the key's index in this table. */
 static const char *const opt_keys[] = {
 	"socket", "max_jobs_ctx", "max_jobs_global", "max_pinned_mb",
-	"engine_threads", "node",
+	"engine_threads", "node", "omp_num_threads", "cpu_affinity",
+	"quantize", "cpu_max_batch_size", "max_weight_sets", "model_dir",
+	"preload",
 };
 
 enum {
@@ -182,6 +281,7 @@ enum {
 	OPT_NO_ENGINE,
 	OPT_ENGINE_ONLY,
 	OPT_USERSPACE,
+	OPT_PLACEMENT,
 };
 
 static const struct option options[] = {
@@ -191,6 +291,14 @@ static const struct option options[] = {
 	{ "max-pinned-mb",	required_argument, NULL, OPT_KEY + 3 },
 	{ "engine-threads",	required_argument, NULL, OPT_KEY + 4 },
 	{ "node",		required_argument, NULL, OPT_KEY + 5 },
+	{ "threads",		required_argument, NULL, OPT_KEY + 6 },
+	{ "cpu-affinity",	required_argument, NULL, OPT_KEY + 7 },
+	{ "quantize",		required_argument, NULL, OPT_KEY + 8 },
+	{ "cpu-max-batch-size",	required_argument, NULL, OPT_KEY + 9 },
+	{ "max-weight-sets",	required_argument, NULL, OPT_KEY + 10 },
+	{ "model-dir",		required_argument, NULL, OPT_KEY + 11 },
+	{ "preload",		required_argument, NULL, OPT_KEY + 12 },
+	{ "print-placement",	required_argument, NULL, OPT_PLACEMENT },
 	{ "config",		required_argument, NULL, OPT_CONFIG },
 	{ "no-engine",		no_argument,	   NULL, OPT_NO_ENGINE },
 	{ "engine-only",	no_argument,	   NULL, OPT_ENGINE_ONLY },
@@ -223,13 +331,30 @@ static void usage(FILE *f, const char *prog)
 "      --max-jobs-global N  queued jobs in all (default %u)\n"
 "      --max-pinned-mb N    buffer memory in all, MiB (default 0: half of RAM)\n"
 "      --engine-threads N   engine threads (default %u)\n"
-"      --node N             NUMA node the engines run on (default -1: any)\n"
+"      --node N             NUMA node the engine threads run on (default -1)\n"
+"\n"
+"CPU engine (compute jobs):\n"
+"      --threads N          worker threads in all, spread evenly over the\n"
+"                           NUMA nodes (key omp_num_threads, environment\n"
+"                           OMP_NUM_THREADS; default: one per allowed CPU)\n"
+"      --cpu-affinity LIST  worker CPUs, e.g. 0-159:2,1 (key cpu_affinity,\n"
+"                           CUSTOM_CPU_AFFINITY; default: allowed CPUs)\n"
+"      --quantize Q         none, q8_0 or q4_0: what float weights become on\n"
+"                           load (key quantize, SYSHAX_QUANTIZE; default none)\n"
+"      --cpu-max-batch-size N  tokens batched into one run (default %u)\n"
+"      --max-weight-sets N  weight sets loaded at once (default %u)\n"
+"      --model-dir DIR      where WEIGHTS_LOAD may read files (default none:\n"
+"                           file loads are refused)\n"
+"      --preload FILE       load this weights file (under model-dir) at start\n"
+"      --print-placement FILE  load FILE, print each tensor's bytes per NUMA\n"
+"                           node and where its pages are, and exit\n"
 "  -h, --help               this text\n"
 "  -V, --version            version\n"
 "\n"
-"Environment: OMP_NUM_THREADS and CUSTOM_CPU_AFFINITY are read and\n"
-"reported; the compute ops will use them.\n",
-		prog, DEF_MAX_JOBS_CTX, DEF_MAX_JOBS_GLOBAL, DEF_ENGINE_THREADS);
+"The environment overrides the config file; options override both.\n"
+"See syshaxd(8) and docs/engine.md.\n",
+		prog, DEF_MAX_JOBS_CTX, DEF_MAX_JOBS_GLOBAL, DEF_ENGINE_THREADS,
+		DEF_MAX_BATCH, DEF_MAX_WSETS);
 }
 
 static const char *set_error(int err)
@@ -241,7 +366,7 @@ static const char *set_error(int err)
 int shxd_config_parse(struct shxd_config *cfg, int argc, char **argv,
 		      FILE *out, FILE *err)
 {
-	const char *path = SHXD_CONFIG_FILE;
+	const char *path = SHXD_CONFIG_FILE, *envkey = NULL;
 	bool path_given = false;
 	int c, ret, line;
 
@@ -272,15 +397,20 @@ int shxd_config_parse(struct shxd_config *cfg, int argc, char **argv,
 		ret = 0;	/* no default file: defaults apply */
 	if (ret) {
 		if (line)
-			fprintf(err, "%s:%d: %s\n", path, line, set_error(ret));
+			fprintf(err, "%s:%d: %s: %s\n", path, line,
+				set_error(ret), g_bad);
 		else
 			fprintf(err, "%s: %s\n", path, strerror(-ret));
 		return -EINVAL;
 	}
-	ret = shxd_config_env(cfg);
+	ret = shxd_config_env(cfg, &envkey);
 	if (ret) {
-		fprintf(err, "OMP_NUM_THREADS / CUSTOM_CPU_AFFINITY: %s\n",
-			set_error(ret));
+		fprintf(err, "%s=%s: %s; allowed: %s\n", envkey,
+			getenv(envkey), set_error(ret),
+			shxd_config_allowed(!strcmp(envkey, "OMP_NUM_THREADS") ?
+					    "omp_num_threads" :
+					    !strcmp(envkey, "SYSHAX_QUANTIZE") ?
+					    "quantize" : "cpu_affinity"));
 		return -EINVAL;
 	}
 
@@ -291,15 +421,25 @@ int shxd_config_parse(struct shxd_config *cfg, int argc, char **argv,
 			ret = shxd_config_set(cfg, opt_keys[c - OPT_KEY],
 					      optarg);
 			if (ret) {
-				fprintf(err, "%s: --%s %s: %s\n", argv[0],
-					opt_keys[c - OPT_KEY], optarg,
-					set_error(ret));
+				fprintf(err, "%s: %s = '%s': %s; allowed: %s\n",
+					argv[0], opt_keys[c - OPT_KEY], optarg,
+					set_error(ret),
+					shxd_config_allowed(opt_keys[c -
+								    OPT_KEY]));
 				return -EINVAL;
 			}
 			continue;
 		}
 		switch (c) {
 		case OPT_CONFIG:
+			break;
+		case OPT_PLACEMENT:
+			if (set_str(cfg->print_placement,
+				    sizeof(cfg->print_placement), optarg)) {
+				fprintf(err, "%s: --print-placement: path too "
+					"long\n", argv[0]);
+				return -EINVAL;
+			}
 			break;
 		case OPT_NO_ENGINE:
 			cfg->mode = SHXD_MODE_NO_ENGINE;

@@ -30,10 +30,17 @@ struct shxd_config {
 	unsigned long long max_pinned_mb;	/* all buffers; 0: half of RAM */
 	unsigned int engine_threads;
 	int node;			/* NUMA node of the engines, -1: any */
-	/* Environment knobs users already set; recorded and reported, used
-	 * once the compute ops land (they size and pin the worker pools). */
-	unsigned int omp_num_threads;	/* 0: unset */
-	char cpu_affinity[256];		/* CUSTOM_CPU_AFFINITY, "" unset */
+	/* The CPU engine. The sysHAX knobs keep their names and meaning:
+	 * OMP_NUM_THREADS, CUSTOM_CPU_AFFINITY, SYSHAX_QUANTIZE. */
+	unsigned int omp_num_threads;	/* worker threads; 0: one per CPU */
+	char cpu_affinity[256];		/* "a-b:step,c"; "": allowed CPUs */
+	int quantize;			/* enum shxk_type; SHXK_F32: none */
+	unsigned int cpu_max_batch_size; /* tokens per batched run */
+	unsigned int max_weight_sets;
+	char model_dir[PATH_MAX];	/* WEIGHTS_LOAD files; "": none */
+	char preload[PATH_MAX];		/* a weights file loaded at start */
+	/* --print-placement FILE: load it, print where it went, exit. */
+	char print_placement[PATH_MAX];
 };
 
 /* What shxd_config_parse() asks main to do. */
@@ -54,8 +61,13 @@ int shxd_config_set(struct shxd_config *cfg, const char *key,
  * number goes to *line. */
 int shxd_config_load(struct shxd_config *cfg, const char *path, int *line);
 
-/* Reads the environment knobs (OMP_NUM_THREADS, CUSTOM_CPU_AFFINITY). */
-int shxd_config_env(struct shxd_config *cfg);
+/* What a key accepts, for messages ("a whole number >= 1", ...); NULL for
+ * an unknown key. */
+const char *shxd_config_allowed(const char *key);
+
+/* Reads the environment knobs (OMP_NUM_THREADS, CUSTOM_CPU_AFFINITY,
+ * SYSHAX_QUANTIZE); on an error *key names the one that failed. */
+int shxd_config_env(struct shxd_config *cfg, const char **key);
 
 /* The whole command line: defaults, the config file, the environment,
  * then the options. Messages go to err. Returns SHXD_RUN, SHXD_EXIT_OK or

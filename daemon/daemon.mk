@@ -1,15 +1,22 @@
 # daemon/: syshaxd (config, engine, userspace broker from broker.mk).
 SHXD_VERSION	:= 0.1.0
-CPPFLAGS_daemon	+= -I$(CURDIR)/daemon -I$(CURDIR)/runtime/include -DSHXD_VERSION='"$(SHXD_VERSION)"'
+CPPFLAGS_daemon	+= -I$(CURDIR)/daemon -I$(CURDIR)/runtime/include \
+	-I$(CURDIR)/kernels $(shell $(PKG_CONFIG) --cflags libsystemd) -DSHXD_VERSION='"$(SHXD_VERSION)"'
 
-SHXD_OBJS := $(addprefix $(B)/daemon/,config.o log.o main.o \
-	engine/engine.o engine/exec.o)
+SHXD_ENGINE_OBJS := $(addprefix $(B)/daemon/engine/,cpu.o engine.o exec.o \
+	op_attn.o op_check.o op_linear.o op_weights.o pool.o wload.o wset.o) \
+	$(addprefix $(B)/daemon/model/,hfnames.o wdesc.o) $(SHXD_MODEL_OBJS)
+SHXD_ENGINE_LIBS = $(B)/libshxk.a $(SHXD_MODEL_LIBS) \
+	$(shell $(PKG_CONFIG) --libs numa) -lm -pthread
+SHXD_OBJS := $(addprefix $(B)/daemon/,config.o log.o main.o) \
+	$(SHXD_ENGINE_OBJS)
 
 # The static library: syshaxd also runs in the VM guest, which has no
 # library path for the tree's build folder.
-$(B)/syshaxd: $(SHXD_OBJS) $(SHXD_BROKER_OBJS) $(SHRT_A)
+$(B)/syshaxd: $(SHXD_OBJS) $(SHXD_BROKER_OBJS) $(SHRT_A) $(B)/libshxk.a
 	$(CC) $(LDFLAGS) -o $@ $(SHXD_OBJS) $(SHXD_BROKER_OBJS) $(SHRT_A) \
-		$(SHXD_BROKER_LIBS) $(shell $(PKG_CONFIG) --libs numa) -pthread
+		$(SHXD_BROKER_LIBS) $(SHXD_ENGINE_LIBS) \
+		$(shell $(PKG_CONFIG) --libs libsystemd)
 
 ALL	 += $(B)/syshaxd
 VM_FILES += $(B)/syshaxd

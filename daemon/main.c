@@ -5,23 +5,38 @@
  * connect to it through libsyshax-rt, as any engine would.
  */
 #include <errno.h>
+#include <libgen.h>
+#include <stdatomic.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "broker/broker.h"
 #include "config.h"
+#include "engine/cpu.h"
 #include "engine/engine.h"
+#include "engine/wset.h"
 #include "log.h"
 
 #define SYSHAX_DEV		"/dev/syshax"
 #define ENGINE_CONNECT_MS	5000
 
 static volatile sig_atomic_t g_stop;
+static struct shxd_cpu *g_cpu;
+static atomic_uint g_attached;
+static unsigned int g_engines;
+
+/* systemd Type=notify: ready once every engine thread is attached. */
+static void engine_attached(void)
+{
+	if (atomic_fetch_add(&g_attached, 1) + 1 == g_engines)
+		sd_notify(0, "READY=1");
+}
 
 struct engine_thread {
 	pthread_t tid;
@@ -106,8 +121,13 @@ static int run_engines(const struct shxd_config *cfg, struct engine_thread *t,
 		.path = path,
 		.node = cfg->node,
 		.connect_ms = ENGINE_CONNECT_MS,
+		.cpu = g_cpu,
+		.attached = engine_attached,
 	};
-	int ret = start_engines(t, cfg->engine_threads, &ec, true);
+	int ret;
+
+	g_engines = cfg->engine_threads;
+	ret = start_engines(t, cfg->engine_threads, &ec, true);
 	int eret;
 
 	if (ret)
@@ -149,9 +169,14 @@ static int run_broker(const struct shxd_config *cfg, struct engine_thread *t,
 			.path = path,
 			.node = cfg->node,
 			.connect_ms = ENGINE_CONNECT_MS,
+			.cpu = g_cpu,
+			.attached = engine_attached,
 		};
 
+		g_engines = n;
 		ret = start_engines(t, n, &ec, false);
+	} else {
+		sd_notify(0, "READY=1");
 	}
 	if (!ret)
 		ret = shxd_broker_run(b, &g_stop);
@@ -181,6 +206,95 @@ static int absolute_socket(struct shxd_config *cfg)
 	return 0;
 }
 
+static void cpu_conf(const struct shxd_config *cfg, struct shxd_cpu_conf *cc)
+{
+	*cc = (struct shxd_cpu_conf){
+		.pool = { .nthreads = cfg->omp_num_threads,
+			  .affinity = cfg->cpu_affinity },
+		.model_dir = cfg->model_dir,
+		.quantize = (enum shxk_type)cfg->quantize,
+		.max_batch = cfg->cpu_max_batch_size,
+		.max_wsets = cfg->max_weight_sets,
+	};
+}
+
+static int start_cpu(const struct shxd_config *cfg)
+{
+	struct shxd_cpu_conf cc;
+	char err[512];
+	int ret;
+
+	cpu_conf(cfg, &cc);
+	ret = shxd_cpu_create(&cc, &g_cpu, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "syshaxd: CPU engine: %s\n",
+			err[0] ? err : strerror(-ret));
+	return ret;
+}
+
+static void log_cpu(const struct shxd_config *cfg)
+{
+	char pools[1024];
+
+	shxd_pool_describe(shxd_cpu_pool(g_cpu), pools, sizeof(pools));
+	shxd_log(LOG_INFO, "CPU engine: kernels %s, %s; batch up to %u "
+		 "tokens; model_dir %s", shxk_isa_name(), pools,
+		 cfg->cpu_max_batch_size,
+		 cfg->model_dir[0] ? cfg->model_dir : "(none)");
+}
+
+static int preload(const struct shxd_config *cfg)
+{
+	char err[512];
+	uint64_t id;
+	int ret = shxd_cpu_preload(g_cpu, cfg->preload, &id, err, sizeof(err));
+
+	if (ret) {
+		shxd_log(LOG_ERR, "preload %s: %s", cfg->preload,
+			 err[0] ? err : strerror(-ret));
+		return ret;
+	}
+	shxd_log(LOG_INFO, "preload %s: weight set %llu", cfg->preload,
+		 (unsigned long long)id);
+	return 0;
+}
+
+static void print_one(const struct shxd_wset *ws, void *arg)
+{
+	shxd_wset_print_placement(ws, shxd_cpu_pool(g_cpu), arg);
+}
+
+/* --print-placement FILE: with no model_dir, FILE's own folder is it. */
+static int print_placement(struct shxd_config *cfg)
+{
+	char dir[PATH_MAX], err[512];
+	uint64_t id;
+	int ret;
+
+	if (!cfg->model_dir[0]) {
+		snprintf(dir, sizeof(dir), "%s", cfg->print_placement);
+		snprintf(cfg->model_dir, sizeof(cfg->model_dir), "%s",
+			 dirname(dir));
+	}
+	if (start_cpu(cfg))
+		return 2;
+	ret = shxd_cpu_preload(g_cpu, cfg->print_placement, &id, err,
+			       sizeof(err));
+	if (ret) {
+		fprintf(stderr, "syshaxd: %s: %s\n", cfg->print_placement,
+			err[0] ? err : strerror(-ret));
+	} else {
+		char pools[1024];
+
+		shxd_pool_describe(shxd_cpu_pool(g_cpu), pools, sizeof(pools));
+		printf("kernels %s; %s\n", shxk_isa_name(), pools);
+		shxd_wreg_each(print_one, stdout);
+	}
+	shxd_wreg_clear();
+	shxd_cpu_destroy(g_cpu);
+	return ret ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct shxd_config cfg;
@@ -198,22 +312,31 @@ int main(int argc, char **argv)
 		fprintf(stderr, "syshaxd: socket path: %s\n", strerror(-ret));
 		return 2;
 	}
-	if (!cfg.foreground && daemon(0, 0)) {
-		perror("syshaxd: daemon");
-		return 1;
+	if (cfg.print_placement[0])
+		return print_placement(&cfg);
+	/* Settings the pools refuse are usage errors: found before the
+	 * daemon detaches (threads do not survive its fork: start again). */
+	ret = start_cpu(&cfg);
+	if (ret)
+		return 2;
+	if (!cfg.foreground) {
+		shxd_cpu_destroy(g_cpu);
+		if (daemon(0, 0)) {
+			perror("syshaxd: daemon");
+			return 1;
+		}
+		if (start_cpu(&cfg))
+			return 1;
 	}
 	shxd_log_init(cfg.foreground);
+	log_cpu(&cfg);
+	if (cfg.preload[0] && preload(&cfg))
+		return 1;
 	ret = setup_signals();
 	if (ret) {
 		shxd_log(LOG_ERR, "signals: %s", strerror(-ret));
 		return 1;
 	}
-	if (cfg.omp_num_threads || cfg.cpu_affinity[0])
-		shxd_log(LOG_INFO,
-			 "OMP_NUM_THREADS=%u CUSTOM_CPU_AFFINITY=%s noted; "
-			 "no compute op uses them yet",
-			 cfg.omp_num_threads, cfg.cpu_affinity);
-
 	threads = calloc(cfg.engine_threads, sizeof(*threads));
 	if (!threads) {
 		shxd_log(LOG_ERR, "out of memory");
@@ -232,6 +355,8 @@ int main(int argc, char **argv)
 	else
 		ret = run_broker(&cfg, threads, mode != SHXD_MODE_NO_ENGINE);
 	free(threads);
+	shxd_wreg_clear();
+	shxd_cpu_destroy(g_cpu);
 	shxd_log(LOG_INFO, "exiting%s", ret ? " on error" : "");
 	return ret ? 1 : 0;
 }

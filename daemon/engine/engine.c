@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu.h"
 #include "exec.h"
 #include "log.h"
 
@@ -67,26 +68,25 @@ static void batch_unmap(struct syshax *sh, struct batch_maps *bm)
 	bm->nr = 0;
 }
 
-static void run_job(struct syshax *sh, struct batch_maps *bm,
-		    const struct syshax_engine_job *ej,
-		    struct syshax_engine_cpl *cpl)
+/* Maps every job's refs; a job whose mapping fails completes with it. */
+static void map_jobs(struct syshax *sh, struct batch_maps *bm,
+		     const struct syshax_engine_job *ej, struct shxd_xjob *xj,
+		     struct syshax_engine_cpl *cpls, unsigned int n)
 {
-	const struct shxd_mapping *maps[SYSHAX_JOB_MAX_REFS];
-	const struct syshax_job *job = &ej->job;
-	uint64_t t0 = now_ns();
-	unsigned int i;
-	int status = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		const struct syshax_job *job = &ej[i].job;
 
-	memset(cpl, 0, sizeof(*cpl));
-	cpl->token = ej->token;
-	if (job->nr_refs > SYSHAX_JOB_MAX_REFS)
-		status = -EINVAL;
-	for (i = 0; !status && i < job->nr_refs; i++)
-		status = batch_map(sh, bm, job->refs[i].buf, &maps[i]);
-	if (!status)
-		status = shxd_exec(job, maps, &cpl->result);
-	cpl->status = status;
-	cpl->exec_ns = now_ns() - t0;
+		memset(&xj[i], 0, sizeof(xj[i]));
+		memset(&cpls[i], 0, sizeof(cpls[i]));
+		cpls[i].token = ej[i].token;
+		xj[i].job = job;
+		xj[i].ctx = ej[i].ctx_id;
+		if (job->nr_refs > SYSHAX_JOB_MAX_REFS)
+			xj[i].status = -EINVAL;
+		for (unsigned int r = 0; !xj[i].status && r < job->nr_refs; r++)
+			xj[i].status = batch_map(sh, bm, job->refs[r].buf,
+						 &xj[i].maps[r]);
+	}
 }
 
 static int open_backend(const struct shxd_engine_conf *conf,
@@ -111,15 +111,16 @@ static int open_backend(const struct shxd_engine_conf *conf,
 	}
 }
 
-static int serve(struct syshax *sh, volatile sig_atomic_t *stop,
-		 unsigned long long *served)
+static int serve(struct syshax *sh, struct shxd_cpu *cpu,
+		 volatile sig_atomic_t *stop, unsigned long long *served)
 {
+	static _Thread_local struct shxd_xjob xj[SHXD_ENGINE_BATCH];
 	static _Thread_local struct syshax_engine_job jobs[SHXD_ENGINE_BATCH];
 	static _Thread_local struct syshax_engine_cpl cpls[SHXD_ENGINE_BATCH];
 	static _Thread_local struct batch_maps bm;
 
 	while (!*stop) {
-		int i, n, done;
+		int n, done;
 
 		n = syshax_engine_fetch(sh, jobs, SHXD_ENGINE_BATCH,
 					FETCH_TIMEOUT_NS);
@@ -127,8 +128,8 @@ static int serve(struct syshax *sh, volatile sig_atomic_t *stop,
 			continue;
 		if (n < 0)	/* a broker going away as we stop is no error */
 			return *stop ? 0 : n;
-		for (i = 0; i < n; i++)
-			run_job(sh, &bm, &jobs[i], &cpls[i]);
+		map_jobs(sh, &bm, jobs, xj, cpls, (unsigned int)n);
+		shxd_cpu_exec(cpu, xj, (unsigned int)n, cpls);
 		batch_unmap(sh, &bm);
 		for (done = 0; done < n;) {
 			int ret = syshax_engine_complete(sh, cpls + done,
@@ -173,7 +174,9 @@ int shxd_engine_run(const struct shxd_engine_conf *conf,
 		 syshax_backend(sh) == SYSHAX_BACKEND_KERNEL ? "kernel" :
 		 "userspace", conf->path ? " at " : "",
 		 conf->path ? conf->path : "");
-	ret = serve(sh, stop, &served);
+	if (conf->attached)
+		conf->attached();
+	ret = serve(sh, conf->cpu, stop, &served);
 	if (ret)
 		shxd_log(LOG_ERR, "engine: %s after %llu jobs",
 			 syshax_strerror(ret), served);

@@ -11,6 +11,8 @@
 
 #include "syshax/rt.h"
 
+struct shxd_cpu;
+
 /* Most jobs one fetch takes. */
 #define SHXD_ENGINE_BATCH	64
 
@@ -20,6 +22,9 @@ struct shxd_engine_conf {
 	int node;			/* NUMA node to run on, -1: any */
 	/* How long to retry opening while the backend is not up yet. */
 	unsigned int connect_ms;
+	struct shxd_cpu *cpu;		/* runs the compute ops (shared) */
+	/* Called once this engine is attached (readiness), may be NULL. */
+	void (*attached)(void);
 };
 
 /*

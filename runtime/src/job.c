@@ -37,6 +37,15 @@ int syshax_job_copy(struct syshax_job *job, const struct syshax_buffer *src,
 	return syshax_job_add_ref(job, dst, doff, len, SYSHAX_ACCESS_WRITE);
 }
 
+int syshax_job_params(struct syshax_job *job, const void *params, size_t size)
+{
+	if (size > sizeof(job->params))
+		return -E2BIG;
+	memset(job->params, 0, sizeof(job->params));
+	memcpy(job->params, params, size);
+	return 0;
+}
+
 /*
  * nr items in calls of at most max items, until one takes fewer than it
  * was given: the count taken, or the first call's -errno when none was.

@@ -5,8 +5,9 @@ $(SHXD_UT:%=%.o): CPPFLAGS_tests += -I$(CURDIR)/daemon -I$(CURDIR)/daemon/engine
 	-I$(CURDIR)/runtime/include
 
 $(B)/tests/unit/shxd_config_ut: $(B)/tests/unit/shxd_config_ut.o \
-		$(B)/daemon/config.o $(SHRT_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit) -pthread
+		$(B)/daemon/config.o $(B)/daemon/engine/pool.o $(SHRT_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit numa) \
+		-pthread
 
 $(B)/tests/unit/shxd_exec_ut: $(B)/tests/unit/shxd_exec_ut.o \
 		$(B)/daemon/engine/exec.o

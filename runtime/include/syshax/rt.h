@@ -111,6 +111,31 @@ int syshax_job_copy(struct syshax_job *job, const struct syshax_buffer *src,
 		    uint64_t soff, const struct syshax_buffer *dst,
 		    uint64_t doff, uint64_t len, uint64_t user_data);
 
+/*
+ * Copies an op's params struct (syshax_ops.h: struct syshax_ffn_params,
+ * ...) into job->params, zeroing the rest; -E2BIG when it does not fit.
+ * Then add the op's refs in the order syshax_ops.h gives:
+ *
+ *	struct syshax_ffn_params p = { .wset = id, .layer = 3, .m = 1,
+ *		.x_type = SYSHAX_DT_BF16, .y_type = SYSHAX_DT_BF16,
+ *		.flags = SYSHAX_FFN_NORM | SYSHAX_FFN_RESIDUAL,
+ *		.eps = syshax_f32_bits(1e-5f) };
+ *	syshax_job_init(&job, SYSHAX_OP_FFN, tag);
+ *	syshax_job_params(&job, &p, sizeof(p));
+ *	syshax_job_add_ref(&job, &h, 0, 4096 * 2, SYSHAX_ACCESS_READ);
+ *	syshax_job_add_ref(&job, &h, 0, 4096 * 2, SYSHAX_ACCESS_WRITE);
+ */
+int syshax_job_params(struct syshax_job *job, const void *params, size_t size);
+
+/* The binary32 bit pattern of f, for the params' float fields. */
+static inline uint32_t syshax_f32_bits(float f)
+{
+	uint32_t b;
+
+	__builtin_memcpy(&b, &f, sizeof(b));
+	return b;
+}
+
 /* Queues jobs in order; returns how many were queued (> 0), or the -errno
  * of the first job when none was (see SYSHAX_IOC_SUBMIT). */
 int syshax_submit(struct syshax *sh, const struct syshax_job *jobs,

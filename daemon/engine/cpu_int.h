@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* Inside the CPU engine: its state, checked jobs, scratch, the op files. */
+#ifndef SHXD_CPU_INT_H
+#define SHXD_CPU_INT_H
+
+#include <stdbool.h>
+
+#include "cpu.h"
+#include "wset.h"
+
+/* Per-pool scratch slots, node-local, grown as batches need. */
+enum { SC_ACT, SC_ACT2, SC_G, SC_U, SC_ACTD, SC_OUT, SC_OUT2, SC_SLOTS };
+/* Scratch of the calling (engine) thread. */
+enum { MS_X, MS_H, MS_Y, MS_EO, MS_IDS, MS_WTS, MS_GRP, MS_LOGITS, MS_SH,
+       MS_ATT, MS_SLOTS };
+
+struct scratch {
+	void *p;
+	size_t size;
+	int node;		/* -1: malloc */
+};
+
+struct shxd_cpu {
+	struct shxd_pool *pool;
+	char model_dir[4096];
+	enum shxk_type quantize;
+	unsigned int max_batch, max_wsets;
+
+	pthread_mutex_t exec_lock;	/* one batch at a time on the pools */
+	struct scratch sc[SHXD_MAX_POOLS][SC_SLOTS];
+	struct scratch ms[MS_SLOTS];
+	uint64_t pool_ns[SHXD_MAX_POOLS];	/* last run, per pool */
+
+	pthread_mutex_t stats_lock;
+	struct syshax_engine_stats stats;
+};
+
+/* A compute job after its params and refs were checked. */
+struct shxd_pjob {
+	unsigned int idx;		/* in the fetched array */
+	uint32_t op, ctx;
+	struct shxd_wset *ws;		/* a reference, or NULL */
+	unsigned int m;			/* tokens (sequences for attention) */
+	const void *x;
+	enum shxk_type xt;
+	void *y;
+	enum shxk_type yt;
+	unsigned int layer;
+	uint32_t flags;
+	float eps;
+	const struct shxd_mat *w;	/* GEMM */
+	/* MOE */
+	uint32_t route, topk;
+	int32_t *ids;			/* IDS: checked copies, m x topk */
+	float *wts;
+	const float *logits;		/* LOGITS: the client's, m x n_expert */
+	unsigned int nexp;
+};
+
+/* Checks a compute job; on success p is filled (and holds a wset
+ * reference the caller drops with shxd_pjob_release). */
+int shxd_op_check(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
+		  struct shxd_pjob *p);
+void shxd_pjob_release(struct shxd_pjob *p);
+/* Whether b may join a batch led by a. */
+bool shxd_op_batchable(const struct shxd_pjob *a, const struct shxd_pjob *b);
+
+/* Batched runs of checked jobs (all compatible); 0 or -errno for all. */
+int shxd_op_linear(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
+		   unsigned int n);
+int shxd_op_attn(struct shxd_cpu *cpu, const struct shxd_xjob *xj);
+int shxd_op_weights(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
+		    __u64 *result);
+
+/* Scratch of at least bytes: pool p's (node-local) or the caller's. */
+void *shxd_scratch(struct scratch *s, size_t bytes);
+
+/* Element size of an activation type (f32/f16/bf16), 0 for others. */
+size_t shxd_act_size(enum shxk_type t);
+/* Rows of n values between f32 and an activation type. */
+void shxd_to_f32(enum shxk_type t, const void *src, float *dst, size_t n);
+void shxd_from_f32(enum shxk_type t, const float *src, void *dst, size_t n);
+
+/* Thread w's share [*a, *b) of n items, cut at multiples of align. */
+void shxd_split(size_t n, size_t align, unsigned int part, unsigned int parts,
+		size_t *a, size_t *b);
+
+#endif /* SHXD_CPU_INT_H */

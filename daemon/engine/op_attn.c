@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ATTN_DECODE on every worker: paged KV in the client's buffers (the
+ * blocks an xPU reads too), one query token per sequence. Work items are
+ * (sequence, kv head, context chunk); a sequence's context is cut in
+ * chunks when there are fewer (sequence, kv head) pairs than threads, and
+ * the chunks are merged after the run.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "cpu_int.h"
+
+/* Contexts shorter than this per chunk are not worth a merge. */
+#define MIN_CHUNK	512
+
+struct attn_task {
+	struct shxk_kv_cache kv;
+	const int32_t *bt;		/* block tables, max_blocks per seq */
+	const int32_t *lens;		/* checked copies */
+	const float *q;			/* f32 [seqs x qh x hd] */
+	float *parts, *ml;		/* per chunk: out and max/sum */
+	size_t seqs, qh, hd, max_blocks, chunks;
+	float scale;
+};
+
+static void attn_worker(void *arg, const struct shxd_worker *w)
+{
+	struct attn_task *t = arg;
+	size_t group = t->qh / t->kv.kv_heads;
+	size_t items = t->seqs * t->kv.kv_heads * t->chunks;
+
+	for (size_t i = w->gtid; i < items; i += w->gnthr) {
+		size_t c = i % t->chunks, kvh = i / t->chunks % t->kv.kv_heads;
+		size_t s = i / t->chunks / t->kv.kv_heads;
+		size_t len = (size_t)t->lens[s];
+		size_t c0 = len * c / t->chunks, c1 = len * (c + 1) / t->chunks;
+		size_t po = (s * t->chunks + c) * t->qh;
+
+		shxk_attn_decode(&t->kv, t->bt + s * t->max_blocks,
+				 t->q + s * t->qh * t->hd, t->qh, t->scale, c0,
+				 c1, t->parts + po * t->hd, t->ml + po * 2,
+				 kvh * group, (kvh + 1) * group);
+	}
+}
+
+static bool zero(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i])
+			return false;
+	return true;
+}
+
+/* refs[i]: present, access, bytes, inside its mapping. */
+static void *span(const struct shxd_xjob *xj, unsigned int i, uint32_t acc,
+		  uint64_t bytes, int *err)
+{
+	const struct syshax_buf_ref *r = &xj->job->refs[i];
+	const struct shxd_mapping *m = xj->maps[i];
+
+	if (*err)
+		return NULL;
+	if ((r->access & acc) != acc) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	if (r->length < bytes || !m || r->offset > m->size ||
+	    r->length > m->size - r->offset) {
+		*err = -ERANGE;
+		return NULL;
+	}
+	return (uint8_t *)m->addr + r->offset;
+}
+
+int shxd_op_attn(struct shxd_cpu *cpu, const struct shxd_xjob *xj)
+{
+	struct syshax_attn_decode_params a;
+	struct attn_task t;
+	size_t es, qn, cache, blocks_used, items;
+	const int32_t *bt, *lens;
+	int32_t *lcopy;
+	const void *q;
+	void *out;
+	float *qf, *of;
+	int err = 0;
+
+	memcpy(&a, xj->job->params, sizeof(a));
+	if (xj->job->nr_refs != 6 || a.flags || !a.num_seqs || !a.kv_heads ||
+	    !a.q_heads || a.q_heads % a.kv_heads || !a.head_dim ||
+	    a.head_dim > 1024 || !a.block_size || !a.num_blocks ||
+	    !a.max_blocks || a.kv_type > SYSHAX_DT_BF16 ||
+	    a.q_type > SYSHAX_DT_BF16 || a.o_type > SYSHAX_DT_BF16 ||
+	    !zero(a.reserved, sizeof(a.reserved)) ||
+	    !zero(xj->job->params + sizeof(a),
+		  SYSHAX_JOB_PARAMS_SIZE - sizeof(a)))
+		return -EINVAL;
+	memset(&t, 0, sizeof(t));
+	t.seqs = a.num_seqs;
+	t.qh = a.q_heads;
+	t.hd = a.head_dim;
+	t.max_blocks = a.max_blocks;
+	memcpy(&t.scale, &a.scale, sizeof(t.scale));
+	if (!a.scale)
+		t.scale = 1.0f / sqrtf((float)a.head_dim);
+	if (!isfinite(t.scale))
+		return -EINVAL;
+	es = shxd_act_size((enum shxk_type)a.kv_type);
+	qn = (size_t)a.num_seqs * a.q_heads * a.head_dim;
+	cache = (size_t)a.num_blocks * a.block_size * a.kv_heads * a.head_dim *
+		es;
+	q = span(xj, 0, SYSHAX_ACCESS_READ,
+		 qn * shxd_act_size((enum shxk_type)a.q_type), &err);
+	t.kv.k = span(xj, 1, SYSHAX_ACCESS_READ, cache, &err);
+	t.kv.v = span(xj, 2, SYSHAX_ACCESS_READ, cache, &err);
+	bt = span(xj, 3, SYSHAX_ACCESS_READ,
+		  (uint64_t)a.num_seqs * a.max_blocks * 4, &err);
+	lens = span(xj, 4, SYSHAX_ACCESS_READ, (uint64_t)a.num_seqs * 4, &err);
+	out = span(xj, 5, SYSHAX_ACCESS_WRITE,
+		   qn * shxd_act_size((enum shxk_type)a.o_type), &err);
+	if (err)
+		return err;
+	/* Lengths and block tables are checked on copies: the client may
+	 * write them while the job runs. */
+	lcopy = shxd_scratch(&cpu->ms[MS_IDS], a.num_seqs * sizeof(int32_t) +
+			     (size_t)a.num_seqs * a.max_blocks * 4);
+	if (!lcopy)
+		return -ENOMEM;
+	memcpy(lcopy, lens, a.num_seqs * sizeof(int32_t));
+	memcpy(lcopy + a.num_seqs, bt, (size_t)a.num_seqs * a.max_blocks * 4);
+	t.lens = lcopy;
+	t.bt = lcopy + a.num_seqs;
+	for (size_t s = 0; s < t.seqs; s++) {
+		if (t.lens[s] < 0 ||
+		    (uint64_t)t.lens[s] > (uint64_t)a.max_blocks * a.block_size)
+			return -EINVAL;
+		blocks_used = ((size_t)t.lens[s] + a.block_size - 1) /
+			      a.block_size;
+		for (size_t b = 0; b < blocks_used; b++)
+			if (t.bt[s * a.max_blocks + b] < 0 ||
+			    (uint32_t)t.bt[s * a.max_blocks + b] >= a.num_blocks)
+				return -EINVAL;
+	}
+	t.kv.type = (enum shxk_type)a.kv_type;
+	t.kv.block_size = a.block_size;
+	t.kv.kv_heads = a.kv_heads;
+	t.kv.head_dim = a.head_dim;
+	/* Chunks: enough items for every thread, none shorter than
+	 * MIN_CHUNK positions on average. */
+	items = t.seqs * a.kv_heads;
+	t.chunks = 1;
+	{
+		unsigned int threads = 0;
+		size_t maxlen = 0;
+
+		for (unsigned int p = 0; p < shxd_pool_count(cpu->pool); p++)
+			threads += shxd_pool_threads(cpu->pool, p);
+		for (size_t s = 0; s < t.seqs; s++)
+			maxlen = (size_t)t.lens[s] > maxlen ?
+				 (size_t)t.lens[s] : maxlen;
+		while (items * t.chunks < threads &&
+		       maxlen / (t.chunks + 1) >= MIN_CHUNK)
+			t.chunks++;
+	}
+	qf = shxd_scratch(&cpu->ms[MS_X], qn * sizeof(float));
+	of = shxd_scratch(&cpu->ms[MS_Y], qn * sizeof(float));
+	t.parts = shxd_scratch(&cpu->ms[MS_EO], qn * t.chunks * sizeof(float));
+	t.ml = shxd_scratch(&cpu->ms[MS_ATT],
+			    t.seqs * t.qh * t.chunks * 2 * sizeof(float));
+	if (!qf || !of || !t.parts || !t.ml)
+		return -ENOMEM;
+	shxd_to_f32((enum shxk_type)a.q_type, q, qf, qn);
+	t.q = qf;
+	shxd_pool_run(cpu->pool, attn_worker, &t);
+	for (size_t s = 0; s < t.seqs; s++) {
+		size_t o = s * t.chunks * t.qh;
+
+		shxk_attn_merge(t.parts + o * t.hd, t.ml + o * 2, t.chunks,
+				t.qh, t.hd, of + s * t.qh * t.hd, 0, t.qh);
+	}
+	shxd_from_f32((enum shxk_type)a.o_type, of, out, qn);
+	return 0;
+}

@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: MIT
+/* NUMA worker pools: CPU choice, pinned threads, runs and node barriers. */
+#include "pool.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <numa.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct worker {
+	pthread_t tid;
+	struct shxd_pool *pool;
+	struct shxd_worker w;
+	int cpu;
+	bool started;
+};
+
+struct node_pool {
+	int node;
+	unsigned int nthr;
+	pthread_barrier_t barrier;
+	bool barrier_init;
+};
+
+struct shxd_pool {
+	unsigned int npools, nthreads;
+	struct node_pool pools[SHXD_MAX_POOLS];
+	struct worker *workers;
+
+	pthread_mutex_t lock;
+	pthread_cond_t wake;		/* workers: a new run or stop */
+	pthread_cond_t done;		/* caller: the last worker finished */
+	unsigned long gen;		/* runs started */
+	unsigned int running;		/* workers still in this run */
+	bool stop;
+	shxd_pool_fn fn;
+	void *arg;
+};
+
+static void errf(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+int shxd_parse_cpulist(const char *s, int *cpus, unsigned int max)
+{
+	unsigned char seen[CPU_SETSIZE / 8] = { 0 };
+	unsigned int n = 0;
+
+	while (*s) {
+		unsigned long a, b, step = 1;
+		char *end;
+
+		if (!isdigit((unsigned char)*s))
+			return -EINVAL;
+		a = strtoul(s, &end, 10);
+		b = a;
+		s = end;
+		if (*s == '-') {
+			if (!isdigit((unsigned char)s[1]))
+				return -EINVAL;
+			b = strtoul(s + 1, &end, 10);
+			s = end;
+			if (*s == ':') {
+				if (!isdigit((unsigned char)s[1]))
+					return -EINVAL;
+				step = strtoul(s + 1, &end, 10);
+				s = end;
+			}
+		}
+		if (b < a || !step || b >= CPU_SETSIZE)
+			return -EINVAL;
+		for (unsigned long c = a; c <= b; c += step) {
+			if (seen[c / 8] & (1U << (c % 8)))
+				return -EINVAL;
+			seen[c / 8] |= (unsigned char)(1U << (c % 8));
+			if (n == max)
+				return -E2BIG;
+			cpus[n++] = (int)c;
+		}
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -EINVAL;
+	}
+	return (int)n;
+}
+
+static int cpu_node(int cpu)
+{
+	int node = numa_available() < 0 ? 0 : numa_node_of_cpu(cpu);
+
+	return node < 0 ? 0 : node;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *wk = arg;
+	struct shxd_pool *p = wk->pool;
+	unsigned long seen = 0;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(wk->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	/* Scratch the worker touches first lands on its node. */
+	if (numa_available() >= 0)
+		numa_set_localalloc();
+	for (;;) {
+		shxd_pool_fn fn;
+		void *fa;
+
+		pthread_mutex_lock(&p->lock);
+		while (!p->stop && p->gen == seen)
+			pthread_cond_wait(&p->wake, &p->lock);
+		if (p->stop) {
+			pthread_mutex_unlock(&p->lock);
+			return NULL;
+		}
+		seen = p->gen;
+		fn = p->fn;
+		fa = p->arg;
+		pthread_mutex_unlock(&p->lock);
+
+		fn(fa, &wk->w);
+
+		pthread_mutex_lock(&p->lock);
+		if (--p->running == 0)
+			pthread_cond_signal(&p->done);
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
+/* The CPUs to use, in order: the affinity list, else the allowed set. */
+static int pick_cpus(const struct shxd_pool_conf *conf, int *cpus,
+		     char *err, size_t errlen)
+{
+	cpu_set_t allowed;
+	int n = 0;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return -errno;
+	if (conf->affinity && *conf->affinity) {
+		n = shxd_parse_cpulist(conf->affinity, cpus, CPU_SETSIZE);
+		if (n <= 0) {
+			errf(err, errlen, "CUSTOM_CPU_AFFINITY '%s': not a CPU "
+			     "list like 0-7 or 0-159:2,1 (no duplicates)",
+			     conf->affinity);
+			return -EINVAL;
+		}
+		for (int i = 0; i < n; i++) {
+			if (!CPU_ISSET(cpus[i], &allowed)) {
+				errf(err, errlen, "CUSTOM_CPU_AFFINITY: CPU %d "
+				     "is not available to this process",
+				     cpus[i]);
+				return -EINVAL;
+			}
+		}
+		return n;
+	}
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed))
+			cpus[n++] = c;
+	return n;
+}
+
+/*
+ * Takes per node the first `each` CPUs of the list in list order; with
+ * no count given, `each` is the smallest node's CPU count.
+ */
+static int assign(struct shxd_pool *p, const struct shxd_pool_conf *conf,
+		  const int *cpus, int ncpus, int *chosen, char *err,
+		  size_t errlen)
+{
+	unsigned int per[SHXD_MAX_POOLS] = { 0 }, each, min = ~0U;
+	bool given = conf->nthreads || (conf->affinity && *conf->affinity);
+	unsigned int want;
+	int i, n = 0;
+
+	for (i = 0; i < ncpus; i++) {
+		int node = cpu_node(cpus[i]);
+		unsigned int k;
+
+		for (k = 0; k < p->npools && p->pools[k].node != node; k++)
+			;
+		if (k == p->npools) {
+			if (k == SHXD_MAX_POOLS) {
+				errf(err, errlen, "more than %d NUMA nodes",
+				     SHXD_MAX_POOLS);
+				return -EINVAL;
+			}
+			p->pools[k].node = node;
+			p->npools++;
+		}
+		per[k]++;
+	}
+	for (unsigned int k = 0; k < p->npools; k++)
+		min = per[k] < min ? per[k] : min;
+	want = conf->nthreads ? conf->nthreads : (unsigned int)ncpus;
+	if (conf->nthreads && !(conf->affinity && *conf->affinity)) {
+		/* A count alone: spread over the nodes, as many on each. */
+		if (want % p->npools || want / p->npools > min) {
+			errf(err, errlen, "OMP_NUM_THREADS=%u does not divide "
+			     "evenly over %u NUMA nodes of %u usable CPUs "
+			     "each: use a multiple of %u up to %u", want,
+			     p->npools, min, p->npools, min * p->npools);
+			return -EINVAL;
+		}
+		each = want / p->npools;
+	} else if (given) {
+		if ((unsigned int)ncpus < want) {
+			errf(err, errlen, "OMP_NUM_THREADS=%u but "
+			     "CUSTOM_CPU_AFFINITY names %d CPUs", want, ncpus);
+			return -EINVAL;
+		}
+		if (want % p->npools || want / p->npools > min) {
+			errf(err, errlen, "%u threads do not divide evenly "
+			     "over the %u NUMA nodes of CUSTOM_CPU_AFFINITY "
+			     "(the smallest has %u of its CPUs): give each node "
+			     "the same number of CPUs", want, p->npools, min);
+			return -EINVAL;
+		}
+		each = want / p->npools;
+	} else {
+		each = min;
+	}
+	for (unsigned int k = 0; k < p->npools; k++) {
+		unsigned int got = 0;
+
+		for (i = 0; i < ncpus && got < each; i++) {
+			if (cpu_node(cpus[i]) != p->pools[k].node)
+				continue;
+			chosen[n++] = cpus[i];
+			got++;
+		}
+		p->pools[k].nthr = each;
+	}
+	return n;
+}
+
+int shxd_pool_create(const struct shxd_pool_conf *conf,
+		     struct shxd_pool **out, char *err, size_t errlen)
+{
+	struct shxd_pool *p;
+	int *cpus, *chosen = NULL, n, ret;
+	unsigned int g = 0;
+
+	*err = '\0';
+	p = calloc(1, sizeof(*p));
+	cpus = calloc(CPU_SETSIZE, sizeof(*cpus));
+	if (!p || !cpus) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	n = pick_cpus(conf, cpus, err, errlen);
+	if (n <= 0) {
+		ret = n ? n : -EINVAL;
+		goto err;
+	}
+	chosen = calloc((size_t)n, sizeof(*chosen));
+	if (!chosen) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	n = assign(p, conf, cpus, n, chosen, err, errlen);
+	if (n <= 0) {
+		ret = n ? n : -EINVAL;
+		goto err;
+	}
+	p->nthreads = (unsigned int)n;
+	p->workers = calloc((size_t)n, sizeof(*p->workers));
+	if (!p->workers) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->wake, NULL);
+	pthread_cond_init(&p->done, NULL);
+	for (unsigned int k = 0; k < p->npools; k++) {
+		pthread_barrier_init(&p->pools[k].barrier, NULL,
+				     p->pools[k].nthr);
+		p->pools[k].barrier_init = true;
+		for (unsigned int t = 0; t < p->pools[k].nthr; t++, g++) {
+			struct worker *wk = &p->workers[g];
+
+			wk->pool = p;
+			wk->cpu = chosen[g];
+			wk->w = (struct shxd_worker){
+				.pool = k, .tid = t, .nthr = p->pools[k].nthr,
+				.gtid = g, .gnthr = p->nthreads,
+			};
+		}
+	}
+	for (g = 0; g < p->nthreads; g++) {
+		ret = -pthread_create(&p->workers[g].tid, NULL, worker_main,
+				      &p->workers[g]);
+		if (ret) {
+			errf(err, errlen, "worker thread: %s", strerror(-ret));
+			goto err;
+		}
+		p->workers[g].started = true;
+	}
+	free(cpus);
+	free(chosen);
+	*out = p;
+	return 0;
+err:
+	free(cpus);
+	free(chosen);
+	if (p && p->workers)
+		shxd_pool_destroy(p);
+	else
+		free(p);
+	return ret;
+}
+
+void shxd_pool_destroy(struct shxd_pool *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned int g = 0; g < p->nthreads; g++)
+		if (p->workers[g].started)
+			pthread_join(p->workers[g].tid, NULL);
+	for (unsigned int k = 0; k < p->npools; k++)
+		if (p->pools[k].barrier_init)
+			pthread_barrier_destroy(&p->pools[k].barrier);
+	pthread_cond_destroy(&p->wake);
+	pthread_cond_destroy(&p->done);
+	pthread_mutex_destroy(&p->lock);
+	free(p->workers);
+	free(p);
+}
+
+unsigned int shxd_pool_count(const struct shxd_pool *p)
+{
+	return p->npools;
+}
+
+int shxd_pool_node(const struct shxd_pool *p, unsigned int pool)
+{
+	return p->pools[pool].node;
+}
+
+unsigned int shxd_pool_threads(const struct shxd_pool *p, unsigned int pool)
+{
+	return p->pools[pool].nthr;
+}
+
+void shxd_pool_describe(const struct shxd_pool *p, char *buf, size_t len)
+{
+	size_t o = 0;
+	unsigned int g = 0;
+
+	buf[0] = '\0';
+	for (unsigned int k = 0; k < p->npools && o < len; k++) {
+		o += (size_t)snprintf(buf + o, len - o, "%snode %d: cpus",
+				      k ? " | " : "", p->pools[k].node);
+		for (unsigned int t = 0; t < p->pools[k].nthr && o < len;
+		     t++, g++)
+			o += (size_t)snprintf(buf + o, len - o, "%s%d",
+					      t ? "," : " ",
+					      p->workers[g].cpu);
+	}
+}
+
+void shxd_pool_run(struct shxd_pool *p, shxd_pool_fn fn, void *arg)
+{
+	pthread_mutex_lock(&p->lock);
+	p->fn = fn;
+	p->arg = arg;
+	p->running = p->nthreads;
+	p->gen++;
+	pthread_cond_broadcast(&p->wake);
+	while (p->running)
+		pthread_cond_wait(&p->done, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void shxd_pool_barrier(struct shxd_pool *p, const struct shxd_worker *w)
+{
+	if (w->nthr > 1)
+		pthread_barrier_wait(&p->pools[w->pool].barrier);
+}

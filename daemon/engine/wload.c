@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/* Weight sources: files beneath model_dir (GGUF, safetensors), buffers. */
+#include "wload.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "model/wdesc.h"
+
+/* The path beneath dir, never outside it (symlinks and ".." included). */
+static int open_beneath(const char *dir, const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+	};
+	size_t dl = strlen(dir);
+	int dfd, fd;
+
+	if (!*dir)
+		return -EACCES;
+	/* An absolute path names a file under dir by its full name. */
+	if (path[0] == '/') {
+		while (dl > 1 && dir[dl - 1] == '/')
+			dl--;
+		if (strncmp(path, dir, dl) || (path[dl] != '/' && dl > 1))
+			return -EACCES;
+		path += dl;
+		while (*path == '/')
+			path++;
+	}
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+	if (fd < 0)
+		fd = errno == EXDEV ? -EACCES : -errno;
+	close(dfd);
+	return fd;
+}
+
+static int build(const uint8_t *img, size_t len, struct shxd_tfile *tf,
+		 enum shxk_type q, bool hf, const struct shxd_pool *pool,
+		 struct shxd_wset **out, char *err, size_t errlen)
+{
+	struct shxd_wsrc src = {
+		.img = img, .len = len, .tf = tf, .quantize = q,
+		.rename_hf = hf,
+	};
+
+	return shxd_wset_build(&src, pool, out, err, errlen);
+}
+
+int shxd_wload_file(const char *model_dir, const char *path,
+		    enum shxk_type quantize, const struct shxd_pool *pool,
+		    struct shxd_wset **out, char *err, size_t errlen)
+{
+	struct shxd_tfile tf;
+	struct stat st;
+	uint8_t *img;
+	bool gguf;
+	int fd, ret;
+
+	*err = '\0';
+	fd = open_beneath(model_dir, path);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s%s", path, strerror(-fd),
+			 fd == -EACCES ? " (not beneath model_dir)" : "");
+		return fd;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 8) {
+		snprintf(err, errlen, "%s: not a weights file", path);
+		close(fd);
+		return -EINVAL;
+	}
+	img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (img == MAP_FAILED) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(-ret));
+		return ret;
+	}
+	gguf = !memcmp(img, "GGUF", 4);
+	ret = gguf ? shxd_gguf_parse(img, (size_t)st.st_size, &tf, err, errlen) :
+		     shxd_safetensors_parse(img, (size_t)st.st_size, &tf, err,
+					    errlen);
+	if (!ret) {
+		/* GGUF blocks are used as they are: nothing to quantize. */
+		ret = build(img, (size_t)st.st_size, &tf,
+			    gguf ? SHXK_F32 : quantize, !gguf, pool, out, err,
+			    errlen);
+		shxd_tfile_free(&tf);
+	}
+	munmap(img, (size_t)st.st_size);
+	return ret;
+}
+
+int shxd_wload_buffer(const uint8_t *img, size_t len, enum shxk_type quantize,
+		      const struct shxd_pool *pool, struct shxd_wset **out,
+		      char *err, size_t errlen)
+{
+	struct shxd_tfile tf;
+	int ret;
+
+	*err = '\0';
+	ret = shxd_wdesc_parse(img, len, &tf, err, errlen);
+	if (ret)
+		return ret;
+	ret = build(img, len, &tf, quantize, false, pool, out, err, errlen);
+	shxd_tfile_free(&tf);
+	return ret;
+}
