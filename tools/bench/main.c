@@ -21,6 +21,8 @@ struct command {
 static const struct command g_commands[] = {
 	{ "kernels", bench_kernels_main,
 	  "CPU kernels vs machine limits, ggml and oneDNN" },
+	{ "ffn", bench_ffn_main,
+	  "FFN jobs through syshaxd: overhead vs bare kernels, clients" },
 	{ "nop", bench_nop_main,
 	  "NOP job round trips on each backend (latency, jobs/s)" },
 };

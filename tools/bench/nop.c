@@ -21,7 +21,6 @@
 #include "syshax/rt.h"
 
 #define DEV_PATH	"/dev/syshax"
-#define START_NS	(10ULL * 1000000000ULL)
 #define MAX_BATCH	64
 
 struct nop_result {
@@ -31,13 +30,6 @@ struct nop_result {
 	double p50_us, p99_us, jobs_per_s;
 };
 
-/* A daemon this command started: pid and private folder. */
-struct daemon_proc {
-	pid_t pid;
-	char dir[64];
-	char sock[96];
-};
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -45,101 +37,8 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int spawn(const char *exe, char *const argv[], const char *device)
-{
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		if (device)
-			setenv("SYSHAX_DEVICE", device, 1);
-		execvp(exe, argv);
-		fprintf(stderr, "syshax-bench: cannot run %s: %s\n", exe,
-			strerror(errno));
-		_exit(127);
-	}
-	return pid;
-}
-
-static void daemon_stop(struct daemon_proc *d)
-{
-	int status;
-
-	if (d->pid > 0) {
-		kill(d->pid, SIGTERM);
-		waitpid(d->pid, &status, 0);
-		d->pid = 0;
-	}
-	if (d->sock[0])
-		unlink(d->sock);
-	if (d->dir[0])
-		rmdir(d->dir);
-}
-
-/* Waits until sh sees an engine attached. */
-static int wait_engine(struct syshax *sh)
-{
-	uint64_t deadline = bench_now_ns() + START_NS;
-	const struct timespec pause = { 0, 10000000 };
-	struct syshax_stats_args st;
-
-	for (;;) {
-		int ret = syshax_stats(sh, &st);
-
-		if (ret)
-			return ret;
-		if (st.engines)
-			return 0;
-		if (bench_now_ns() > deadline)
-			return -ETIMEDOUT;
-		nanosleep(&pause, NULL);
-	}
-}
-
-/* syshaxd (broker + engine) on a private socket; opens *sh on it. */
-static int start_userspace(const char *exe, struct daemon_proc *d,
-			   struct syshax **sh)
-{
-	struct syshax_open_opts oo = { .backend = SYSHAX_BACKEND_DAEMON };
-	uint64_t deadline = bench_now_ns() + START_NS;
-	const struct timespec pause = { 0, 10000000 };
-	struct stat st;
-	int ret;
-
-	snprintf(d->dir, sizeof(d->dir), "/tmp/syshax-bench.XXXXXX");
-	if (!mkdtemp(d->dir)) {
-		d->dir[0] = '\0';
-		return -errno;
-	}
-	snprintf(d->sock, sizeof(d->sock), "%s/syshaxd.sock", d->dir);
-	{
-		char *argv[] = { (char *)exe, "--foreground", "--userspace",
-				 "--socket", d->sock, NULL };
-
-		ret = spawn(exe, argv, NULL);
-	}
-	if (ret < 0)
-		return ret;
-	d->pid = ret;
-	while (stat(d->sock, &st)) {
-		if (bench_now_ns() > deadline ||
-		    waitpid(d->pid, NULL, WNOHANG) == d->pid) {
-			d->pid = 0;
-			return -ETIMEDOUT;
-		}
-		nanosleep(&pause, NULL);
-	}
-	/* The socket file appears once syshaxd listens on it. */
-	oo.path = d->sock;
-	ret = syshax_open(sh, &oo);
-	if (ret)
-		return ret;
-	return wait_engine(*sh);
-}
-
 /* /dev/syshax, with an engine of our own when none is attached. */
-static int start_kernel(const char *exe, struct daemon_proc *d,
+static int start_kernel(const char *exe, struct bench_daemon *d,
 			struct syshax **sh)
 {
 	struct syshax_open_opts oo = {
@@ -158,12 +57,12 @@ static int start_kernel(const char *exe, struct daemon_proc *d,
 		char *argv[] = { (char *)exe, "--engine-only", "--foreground",
 				 NULL };
 
-		ret = spawn(exe, argv, DEV_PATH);
+		ret = bench_spawn(exe, argv, DEV_PATH);
 	}
 	if (ret < 0)
 		return ret;
 	d->pid = ret;
-	return wait_engine(*sh);
+	return bench_wait_engine(*sh);
 }
 
 /* rounds round trips of `batch` NOPs after `warm` unmeasured ones. */
@@ -195,7 +94,7 @@ static int measure(struct syshax *sh, unsigned int batch, unsigned int warm,
 		ret = 0;
 		while (got < batch) {
 			int n = syshax_wait(sh, cpls, batch - got, batch - got,
-					    (int64_t)START_NS);
+					    (int64_t)BENCH_START_NS);
 
 			if (n < 0) {
 				ret = n;
@@ -293,7 +192,7 @@ int bench_nop_main(int argc, char **argv)
 
 	for (b = 0; b < 2; b++) {
 		const char *name = b ? "kernel" : "userspace";
-		struct daemon_proc d = { 0 };
+		struct bench_daemon d = { 0 };
 		struct syshax *sh = NULL;
 		int ret;
 
@@ -305,7 +204,7 @@ int bench_nop_main(int argc, char **argv)
 			continue;
 		}
 		ret = b ? start_kernel(exe, &d, &sh) :
-			  start_userspace(exe, &d, &sh);
+			  bench_start_userspace(exe, NULL, &d, &sh);
 		for (i = 0; !ret && i < 2; i++) {
 			ret = measure(sh, batches[i], rounds / 10, rounds,
 				      &res[nres]);
@@ -318,7 +217,7 @@ int bench_nop_main(int argc, char **argv)
 			failed = 1;
 		}
 		syshax_close(sh);
-		daemon_stop(&d);
+		bench_daemon_stop(&d);
 	}
 
 	if (json) {

@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: MIT
+/*
+ * syshax-bench ffn: FFN jobs through syshaxd's CPU engine on a 7B-like
+ * layer (hidden 4096, intermediate 14336), weights from DRAM.
+ *  (a) one client, 1-token jobs back to back: the round trip against the
+ *      bare kernels doing the same work in this process, on as many
+ *      threads, in the same run: the broker + engine overhead;
+ *  (b) 1, 4 and 16 clients (threads, each its own context) submitting
+ *      1-token jobs for a fixed time: aggregate tokens/s, which batching
+ *      should raise with more clients.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "beside.h"
+#include "bench.h"
+#include "shxk.h"
+#include "syshax/rt.h"
+
+#define MAX_CLIENTS	64
+
+struct ffn_conf {
+	unsigned int hidden, ff, threads, rounds;
+	double secs;
+	enum shxk_type type;
+};
+
+/* The layer's tensors in a client buffer, after a struct syshax_wdesc. */
+static size_t desc_bytes(void)
+{
+	return sizeof(struct syshax_wdesc) +
+	       3 * sizeof(struct syshax_wdesc_tensor);
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Random blocks with small scales: outputs stay finite in every type. */
+static void fill_blocks(enum shxk_type t, uint8_t *p, size_t rows, size_t k,
+			uint64_t *seed)
+{
+	size_t bs = shxk_row_size(t, SHXK_QK), nb = rows * k / SHXK_QK;
+
+	for (size_t b = 0; b < nb; b++) {
+		uint8_t *blk = p + b * bs;
+		uint16_t d = shxk_fp32_to_fp16(0.001f + (float)(rnd(seed) % 100) *
+					       1e-5f);
+
+		memcpy(blk, &d, 2);
+		for (size_t i = 2; i < bs; i++)
+			blk[i] = (uint8_t)rnd(seed);
+	}
+}
+
+static int build_desc(const struct ffn_conf *c, uint8_t *base)
+{
+	static const char *const names[3] = {
+		"blk.0.ffn_gate.weight", "blk.0.ffn_up.weight",
+		"blk.0.ffn_down.weight",
+	};
+	struct syshax_wdesc *d = (void *)base;
+	size_t off = desc_bytes(), mat = shxk_row_size(c->type, c->hidden) *
+					  c->ff;
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+
+	d->magic = SYSHAX_WDESC_MAGIC;
+	d->version = SYSHAX_WDESC_VERSION;
+	d->nr_tensors = 3;
+	for (int i = 0; i < 3; i++) {
+		struct syshax_wdesc_tensor *t = &d->tensors[i];
+
+		snprintf(t->name, sizeof(t->name), "%s", names[i]);
+		t->type = (uint32_t)c->type;
+		t->ndim = 2;
+		t->ne[0] = i == 2 ? c->ff : c->hidden;
+		t->ne[1] = i == 2 ? c->hidden : c->ff;
+		t->ne[2] = t->ne[3] = 1;
+		t->offset = off;
+		t->size = mat;
+		fill_blocks(c->type, base + off, t->ne[1], t->ne[0], &seed);
+		off += mat;
+	}
+	return 0;
+}
+
+static int run_one(struct syshax *sh, struct syshax_job *job,
+		   struct syshax_completion *cpl)
+{
+	int ret = syshax_submit(sh, job, 1);
+
+	if (ret < 0)
+		return ret;
+	ret = syshax_wait(sh, cpl, 1, 1, (int64_t)BENCH_START_NS);
+	if (ret < 0)
+		return ret;
+	return cpl->status;
+}
+
+static int job_wait(struct syshax *sh, struct syshax_job *job, uint64_t *res)
+{
+	struct syshax_completion cpl;
+	int ret = run_one(sh, job, &cpl);
+
+	*res = cpl.result;
+	return ret;
+}
+
+/* An FFN job of one token: refs into io (x at 0, y after it). */
+static void ffn_job(struct syshax_job *job, uint64_t wset, unsigned int hidden,
+		    const struct syshax_buffer *io)
+{
+	struct syshax_ffn_params p = {
+		.wset = wset, .layer = 0, .m = 1,
+		.x_type = SYSHAX_DT_F32, .y_type = SYSHAX_DT_F32,
+	};
+
+	syshax_job_init(job, SYSHAX_OP_FFN, 1);
+	syshax_job_params(job, &p, sizeof(p));
+	syshax_job_add_ref(job, io, 0, hidden * 4ULL, SYSHAX_ACCESS_READ);
+	syshax_job_add_ref(job, io, hidden * 4ULL, hidden * 4ULL,
+			   SYSHAX_ACCESS_WRITE);
+}
+
+static int io_buffer(struct syshax *sh, unsigned int hidden,
+		     struct syshax_buffer *io)
+{
+	int ret = syshax_buf_alloc(sh, 2ULL * hidden * 4, -1, 0, io);
+
+	if (!ret)
+		ret = syshax_buf_map(sh, io);
+	if (!ret)
+		for (unsigned int i = 0; i < hidden; i++)
+			((float *)io->addr)[i] = sinf((float)i * 0.1f);
+	return ret;
+}
+
+/* ---- the bare kernels, same work, this process ---- */
+
+struct bare {
+	struct shxk_weights g, u, d;
+	const float *x;
+	float *G, *U, *y;
+	void *act, *actd;
+	unsigned int hidden, ff;
+};
+
+static void split(size_t n, int tid, int nthr, size_t *a, size_t *b)
+{
+	size_t chunk = ((n + (size_t)nthr - 1) / (size_t)nthr + 31) / 32 * 32;
+
+	*a = chunk * (size_t)tid < n ? chunk * (size_t)tid : n;
+	*b = chunk * (size_t)(tid + 1) < n ? chunk * (size_t)(tid + 1) : n;
+}
+
+static void bare_up(void *arg, int tid, int nthr)
+{
+	struct bare *b = arg;
+	size_t a, e;
+
+	split(b->ff, tid, nthr, &a, &e);
+	shxk_gemm(&b->g, b->act, 1, b->G, SHXK_F32, b->ff, a, e);
+	shxk_gemm(&b->u, b->act, 1, b->U, SHXK_F32, b->ff, a, e);
+	shxk_swiglu(b->G, b->ff, b->U, b->ff, b->G, b->ff, 1, a, e);
+}
+
+static void bare_down(void *arg, int tid, int nthr)
+{
+	struct bare *b = arg;
+	size_t a, e;
+
+	split(b->hidden, tid, nthr, &a, &e);
+	shxk_gemm(&b->d, b->actd, 1, b->y, SHXK_F32, b->hidden, a, e);
+}
+
+static int bare_repack(struct shxk_weights *w, const uint8_t *rows,
+		       enum shxk_type t, size_t n, size_t k)
+{
+	struct shxk_weights src = { t, SHXK_LAYOUT_ROWS, n, k, rows };
+	void *dst = bench_alloc(shxk_repack_size(t, SHXK_LAYOUT_X8, n, k));
+
+	if (!dst)
+		return -ENOMEM;
+	shxk_repack(&src, SHXK_LAYOUT_X8, dst, 0, (n + 7) / 8);
+	*w = (struct shxk_weights){ t, SHXK_LAYOUT_X8, n, k, dst };
+	return 0;
+}
+
+/* Median µs of the bare FFN over rounds, on the bench's thread team. */
+static int bare_time(const struct ffn_conf *c, const uint8_t *wbuf,
+		     const float *x, double *us)
+{
+	size_t mat = shxk_row_size(c->type, c->hidden) * c->ff;
+	struct bare b = { .x = x, .hidden = c->hidden, .ff = c->ff };
+	double *lat = calloc(c->rounds, sizeof(*lat));
+	struct bench_team *team = NULL;
+	int ret;
+
+	b.G = malloc(c->ff * 4);
+	b.U = malloc(c->ff * 4);
+	b.y = malloc(c->hidden * 4);
+	b.act = malloc(shxk_act_row_size(c->type, c->hidden));
+	b.actd = malloc(shxk_act_row_size(c->type, c->ff));
+	ret = !lat || !b.G || !b.U || !b.y || !b.act || !b.actd ? -ENOMEM : 0;
+	if (!ret)
+		ret = bare_repack(&b.g, wbuf, c->type, c->ff, c->hidden);
+	if (!ret)
+		ret = bare_repack(&b.u, wbuf + mat, c->type, c->ff, c->hidden);
+	if (!ret)
+		ret = bare_repack(&b.d, wbuf + 2 * mat, c->type, c->hidden,
+				  c->ff);
+	if (!ret)
+		ret = bench_team_new(&team, (int)c->threads);
+	for (unsigned int i = 0; !ret && i < c->rounds; i++) {
+		uint64_t t0 = bench_now_ns();
+
+		shxk_act_prepare(c->type, SHXK_F32, x, c->hidden, c->hidden,
+				 b.act, 0, 1);
+		bench_team_run(team, bare_up, &b);
+		shxk_act_prepare(c->type, SHXK_F32, b.G, c->ff, c->ff, b.actd,
+				 0, 1);
+		bench_team_run(team, bare_down, &b);
+		lat[i] = (double)(bench_now_ns() - t0) / 1e3;
+	}
+	if (!ret)
+		*us = bench_median(lat, c->rounds);
+	if (team)
+		bench_team_free(team);
+	if (b.g.data)
+		bench_free((void *)b.g.data, shxk_repack_size(c->type,
+			   SHXK_LAYOUT_X8, c->ff, c->hidden));
+	if (b.u.data)
+		bench_free((void *)b.u.data, shxk_repack_size(c->type,
+			   SHXK_LAYOUT_X8, c->ff, c->hidden));
+	if (b.d.data)
+		bench_free((void *)b.d.data, shxk_repack_size(c->type,
+			   SHXK_LAYOUT_X8, c->hidden, c->ff));
+	free(lat);
+	free(b.G);
+	free(b.U);
+	free(b.y);
+	free(b.act);
+	free(b.actd);
+	return ret;
+}
+
+/* ---- clients ---- */
+
+struct client {
+	pthread_t tid;
+	const char *sock;
+	uint64_t wset;
+	unsigned int hidden;
+	uint64_t stop_ns;
+	unsigned long done;
+	int ret;
+};
+
+static void *client_main(void *arg)
+{
+	struct client *cl = arg;
+	struct syshax_open_opts oo = { .backend = SYSHAX_BACKEND_DAEMON,
+				       .path = cl->sock };
+	struct syshax_buffer io;
+	struct syshax_job job;
+	struct syshax *sh;
+	uint64_t res;
+
+	cl->ret = syshax_open(&sh, &oo);
+	if (cl->ret)
+		return NULL;
+	cl->ret = io_buffer(sh, cl->hidden, &io);
+	ffn_job(&job, cl->wset, cl->hidden, &io);
+	while (!cl->ret && bench_now_ns() < cl->stop_ns) {
+		cl->ret = job_wait(sh, &job, &res);
+		cl->done++;
+	}
+	syshax_close(sh);
+	return NULL;
+}
+
+static int clients_rate(const char *sock, uint64_t wset, unsigned int hidden,
+			unsigned int n, double secs, double *tps)
+{
+	struct client cl[MAX_CLIENTS];
+	uint64_t t0 = bench_now_ns();
+	unsigned long total = 0;
+	int ret = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		cl[i] = (struct client){ .sock = sock, .wset = wset,
+					 .hidden = hidden,
+					 .stop_ns = t0 + (uint64_t)(secs * 1e9) };
+		if (pthread_create(&cl[i].tid, NULL, client_main, &cl[i]))
+			return -EAGAIN;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		pthread_join(cl[i].tid, NULL);
+		total += cl[i].done;
+		if (cl[i].ret && !ret)
+			ret = cl[i].ret;
+	}
+	*tps = (double)total / ((double)(bench_now_ns() - t0) / 1e9);
+	return ret;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: syshax-bench ffn [--type q4_0|q8_0|all] [--threads N] [--rounds N]\n"
+"                        [--seconds S] [--hidden N] [--ff N] [--syshaxd PATH]\n"
+"                        [--json]\n"
+"FFN jobs (SwiGLU, one layer, 1 token each) through a syshaxd started on a\n"
+"private socket (userspace backend), weights loaded from a client buffer:\n"
+" (a) one client, jobs back to back: median round trip vs the bare kernels\n"
+"     doing the same work in this process on as many threads;\n"
+" (b) 1, 4 and 16 clients for S seconds each: aggregate tokens/s.\n"
+"  --type T      q4_0, q8_0 or all (default all)\n"
+"  --threads N   the daemon's worker threads and the bare kernels' (default 2)\n"
+"  --rounds N    jobs timed in (a) (default 50)\n"
+"  --seconds S   duration of each run of (b) (default 3)\n"
+"  --hidden N    hidden size (default 4096)\n"
+"  --ff N        intermediate size (default 14336)\n"
+"  --syshaxd P   the daemon to start (default: beside this program)\n"
+"  --json        JSON instead of a table\n");
+}
+
+struct ffn_result {
+	const char *type;
+	double job_us, bare_us, tps[3];
+};
+
+static int bench_type(const char *exe, const struct ffn_conf *c,
+		      struct ffn_result *r)
+{
+	static const unsigned int nclients[3] = { 1, 4, 16 };
+	char threads[16];
+	char *extra[] = { "--threads", threads, "--engine-threads", "1", NULL };
+	struct syshax_weights_load_params lp = {
+		.source = SYSHAX_WLOAD_BUFFER, .quantize = SYSHAX_QUANT_NONE,
+	};
+	size_t total = desc_bytes() + 3 * shxk_row_size(c->type, c->hidden) *
+				      c->ff;
+	struct bench_daemon d = { 0 };
+	struct syshax_buffer wb = { 0 }, io;
+	struct syshax_job job;
+	struct syshax *sh = NULL;
+	uint64_t wset = 0, res;
+	double *lat = calloc(c->rounds, sizeof(*lat));
+	int ret;
+
+	snprintf(threads, sizeof(threads), "%u", c->threads);
+	ret = lat ? bench_start_userspace(exe, extra, &d, &sh) : -ENOMEM;
+	if (!ret)
+		ret = syshax_buf_alloc(sh, total, -1, SYSHAX_BUF_ALLOW_SMALL, &wb);
+	if (!ret)
+		ret = syshax_buf_map(sh, &wb);
+	if (!ret)
+		ret = build_desc(c, wb.addr);
+	if (!ret) {
+		syshax_job_init(&job, SYSHAX_OP_WEIGHTS_LOAD, 1);
+		syshax_job_params(&job, &lp, sizeof(lp));
+		syshax_job_add_ref(&job, &wb, 0, total, SYSHAX_ACCESS_READ);
+		ret = job_wait(sh, &job, &wset);
+	}
+	if (!ret)
+		ret = io_buffer(sh, c->hidden, &io);
+	if (!ret) {
+		ffn_job(&job, wset, c->hidden, &io);
+		for (unsigned int i = 0; !ret && i < c->rounds + 5; i++) {
+			uint64_t t0 = bench_now_ns();
+
+			ret = job_wait(sh, &job, &res);
+			if (i >= 5)
+				lat[i - 5] = (double)(bench_now_ns() - t0) / 1e3;
+		}
+	}
+	if (!ret) {
+		r->job_us = bench_median(lat, c->rounds);
+		ret = bare_time(c, (const uint8_t *)wb.addr + desc_bytes(),
+				io.addr, &r->bare_us);
+	}
+	for (unsigned int i = 0; !ret && i < 3; i++)
+		ret = clients_rate(d.sock, wset, c->hidden, nclients[i], c->secs,
+				   &r->tps[i]);
+	if (ret)
+		fprintf(stderr, "syshax-bench ffn: %s\n", syshax_strerror(ret));
+	syshax_close(sh);
+	bench_daemon_stop(&d);
+	free(lat);
+	return ret;
+}
+
+int bench_ffn_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "type", required_argument, NULL, 't' },
+		{ "threads", required_argument, NULL, 'n' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "hidden", required_argument, NULL, 'H' },
+		{ "ff", required_argument, NULL, 'F' },
+		{ "syshaxd", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ffn_conf c = { .hidden = 4096, .ff = 14336, .threads = 2,
+			      .rounds = 50, .secs = 3.0 };
+	struct ffn_result res[2];
+	const char *type = "all";
+	char exe[4096] = "";
+	unsigned int nres = 0;
+	int opt, json = 0, failed = 0;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 't': type = optarg; break;
+		case 'n': c.threads = (unsigned int)strtoul(optarg, NULL, 10); break;
+		case 'r': c.rounds = (unsigned int)strtoul(optarg, NULL, 10); break;
+		case 's': c.secs = strtod(optarg, NULL); break;
+		case 'H': c.hidden = (unsigned int)strtoul(optarg, NULL, 10); break;
+		case 'F': c.ff = (unsigned int)strtoul(optarg, NULL, 10); break;
+		case 'd': snprintf(exe, sizeof(exe), "%s", optarg); break;
+		case 'j': json = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!c.threads || c.threads > 256 || c.rounds < 1 || !(c.secs > 0) ||
+	    !c.hidden || c.hidden % 32 || !c.ff || c.ff % 32 ||
+	    (strcmp(type, "all") && strcmp(type, "q4_0") &&
+	     strcmp(type, "q8_0")) || optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (!exe[0]) {
+		static const char *const rel[] = { "syshaxd" };
+
+		beside_path(exe, sizeof(exe), "syshaxd", rel, 1);
+	}
+	shxk_init();
+	for (int t = 0; t < 2; t++) {
+		const char *name = t ? "q8_0" : "q4_0";
+
+		if (strcmp(type, "all") && strcmp(type, name))
+			continue;
+		c.type = t ? SHXK_Q8_0 : SHXK_Q4_0;
+		res[nres].type = name;
+		if (bench_type(exe, &c, &res[nres]))
+			failed = 1;
+		else
+			nres++;
+	}
+	if (json) {
+		printf("{\"command\": \"ffn\", \"hidden\": %u, \"ff\": %u, "
+		       "\"threads\": %u, \"results\": [", c.hidden, c.ff,
+		       c.threads);
+		for (unsigned int i = 0; i < nres; i++)
+			printf("%s\n  {\"type\": \"%s\", \"job_us\": %.1f, "
+			       "\"bare_us\": %.1f, \"overhead\": %.3f, "
+			       "\"tps_1\": %.1f, \"tps_4\": %.1f, "
+			       "\"tps_16\": %.1f, \"x16_vs_1\": %.2f}",
+			       i ? "," : "", res[i].type, res[i].job_us,
+			       res[i].bare_us,
+			       res[i].job_us / res[i].bare_us - 1.0,
+			       res[i].tps[0], res[i].tps[1], res[i].tps[2],
+			       res[i].tps[2] / res[i].tps[0]);
+		printf("\n]}\n");
+		return failed;
+	}
+	printf("FFN %ux%u, 1 token per job, %u threads, weights from DRAM\n",
+	       c.hidden, c.ff, c.threads);
+	printf("%-5s %10s %10s %9s %10s %10s %10s %8s\n", "type", "job us",
+	       "bare us", "overhead", "tok/s 1cl", "tok/s 4cl", "tok/s 16cl",
+	       "16 vs 1");
+	for (unsigned int i = 0; i < nres; i++)
+		printf("%-5s %10.1f %10.1f %8.1f%% %10.1f %10.1f %10.1f %7.2fx\n",
+		       res[i].type, res[i].job_us, res[i].bare_us,
+		       (res[i].job_us / res[i].bare_us - 1.0) * 100.0,
+		       res[i].tps[0], res[i].tps[1], res[i].tps[2],
+		       res[i].tps[2] / res[i].tps[0]);
+	return failed;
+}
