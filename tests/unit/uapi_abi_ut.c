@@ -14,6 +14,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic error "-Wpadded"
 #include "syshax.h"
+#include "syshax_ops.h"
 #pragma GCC diagnostic pop
 
 static void test_version_args(void)
@@ -268,6 +269,35 @@ static void test_constants(void)
 	CU_ASSERT_EQUAL(SYSHAX_CPL_DEFERRED, 1);
 }
 
+/* syshax_ops.h: each op's params fit a job, at fixed sizes and offsets. */
+static void test_op_params(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_weights_load_params), 224);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_weights_load_params, path), 32);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_weights_free_params), 32);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_gemm_params), 136);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_gemm_params, m), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_gemm_params, tensor), 40);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_ffn_params), 64);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ffn_params, eps), 28);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_moe_params), 64);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_moe_params, topk), 36);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_attn_decode_params), 80);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_attn_decode_params, scale), 40);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_wdesc), 16);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_wdesc_tensor), 152);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_wdesc_tensor, offset), 136);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_op_stats), 104);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_wset_stats), 136);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_engine_stats),
+			48 + 64 + 64 + 4 * 16 * 104 + 16 * 136);
+	CU_ASSERT_EQUAL(SYSHAX_OP_WEIGHTS_FREE, 21);
+	CU_ASSERT_EQUAL(SYSHAX_OP_ENGINE_STATS, 22);
+	CU_ASSERT_EQUAL(SYSHAX_OP_MAX, 23);
+	CU_ASSERT_EQUAL(syshax_stats_op_index(SYSHAX_OP_ATTN_DECODE), 3);
+	CU_ASSERT_EQUAL(syshax_stats_op_index(SYSHAX_OP_NOP), -1);
+}
+
 int main(void)
 {
 	static const struct t_test tests[] = {
@@ -292,6 +322,7 @@ int main(void)
 		{ "syshax_stats_args", test_stats_args },
 		{ "ioctl_numbers", test_ioctl_numbers },
 		{ "constants", test_constants },
+		{ "op params", test_op_params },
 	};
 
 	return T_RUN_SUITE("uapi_abi", NULL, NULL, tests);
