@@ -9,15 +9,51 @@
 
 #include <stddef.h>
 
-/* Activation rows 0..m-1 in tiles of MT, then one at a time: TILE(..., i, T). */
+/*
+ * The leftover activation rows of SHXK_M_WALK, rest < MT of them from i,
+ * in one tile of their own height: a second pass over the weights (and a
+ * second decode of them) per leftover row is what a row at a time costs.
+ * Each height is its own inlined instance; those MT rules out are dead.
+ */
+#define SHXK_M_REST(rest, MT, TILE, i, ...)				\
+	do {								\
+		switch (rest) {						\
+		case 0:							\
+			break;						\
+		case 1:							\
+			TILE(__VA_ARGS__, i, 1);			\
+			break;						\
+		case 2:							\
+			if ((MT) > 2)					\
+				TILE(__VA_ARGS__, i, 2);		\
+			break;						\
+		case 3:							\
+			if ((MT) > 3)					\
+				TILE(__VA_ARGS__, i, 3);		\
+			break;						\
+		case 4:							\
+			if ((MT) > 4)					\
+				TILE(__VA_ARGS__, i, 4);		\
+			break;						\
+		default:						\
+			if ((MT) > 5)					\
+				TILE(__VA_ARGS__, i, 5);		\
+			break;						\
+		}							\
+	} while (0)
+
+/*
+ * Activation rows 0..m-1 in tiles of MT (at most 6), then the rest in one
+ * tile: TILE(..., i, T).
+ */
 #define SHXK_M_WALK(m, MT, TILE, ...)					\
 	do {								\
 		size_t i_ = 0;						\
 									\
+		_Static_assert((MT) >= 1 && (MT) <= 6, "tile height");	\
 		for (; i_ + (MT) <= (m); i_ += (MT))			\
 			TILE(__VA_ARGS__, i_, MT);			\
-		for (; i_ < (m); i_++)					\
-			TILE(__VA_ARGS__, i_, 1);			\
+		SHXK_M_REST((m) - i_, MT, TILE, i_, __VA_ARGS__);	\
 	} while (0)
 
 /*

@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include "../../internal.h"
+#include "../tile_driver.h"
 
 #define INLINE static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 16")
@@ -83,35 +84,20 @@ INLINE void dp_tile(const struct shxk_gemm_args *a, size_t n, size_t i,
 		}
 }
 
-/*
- * Rows n.. (R of them) against all activation rows, 6 at a time: 4 x 6
- * accumulators, 6 activation vectors and one weight vector fill the 32
- * zmm registers, the fewest loads per vdpbf16ps that fit.
- */
-INLINE void dp_rows(const struct shxk_gemm_args *a, size_t n, const int R)
-{
-	size_t i = 0;
-
-	for (; i + 6 <= a->m; i += 6)
-		dp_tile(a, n, i, R, 6, 1);
-	for (; i + 2 <= a->m; i += 2)
-		dp_tile(a, n, i, R, 2, 1);
-	for (; i < a->m; i++)
-		dp_tile(a, n, i, R, 1, 1);
-}
-
 void shxk_gemm_bf16_avx512bf16(const struct shxk_gemm_args *a)
 {
-	size_t n = a->n0;
-
 	/* Batch 1: one sequential row stream at a time (see avx512.c). */
 	if (a->m == 1) {
-		for (; n < a->n1; n++)
+		for (size_t n = a->n0; n < a->n1; n++)
 			dp_tile(a, n, 0, 1, 1, 4);
 		return;
 	}
-	for (; n + 4 <= a->n1; n += 4)
-		dp_rows(a, n, 4);
-	for (; n < a->n1; n++)
-		dp_rows(a, n, 1);
+	/*
+	 * Tiles of 4 weight rows x 6 activation rows: 24 accumulators, 6
+	 * activation vectors and one weight vector fill the 32 zmm
+	 * registers, the fewest loads per vdpbf16ps that fit.
+	 */
+#define DP_TILE(n, R, i, T) dp_tile(a, n, i, R, T, 1)
+	SHXK_TILE_WALK(a, 6, DP_TILE);
+#undef DP_TILE
 }
