@@ -26,6 +26,33 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+bool shxd_zero(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i])
+			return false;
+	return true;
+}
+
+int shxd_ref_span(const struct shxd_xjob *xj, unsigned int i, uint32_t access,
+		  uint64_t bytes, void **ptr)
+{
+	const struct syshax_buf_ref *r = &xj->job->refs[i];
+	const struct shxd_mapping *m = xj->maps[i];
+
+	if (i >= xj->job->nr_refs || (r->access & access) != access)
+		return -EINVAL;
+	if (r->length < bytes)
+		return -ERANGE;
+	/* Never trust that the broker and the mapping agree. */
+	if (!m || r->offset > m->size || r->length > m->size - r->offset)
+		return -ERANGE;
+	*ptr = (uint8_t *)m->addr + r->offset;
+	return 0;
+}
+
 void *shxd_scratch(struct scratch *s, size_t bytes)
 {
 	void *p;

@@ -72,6 +72,13 @@ int shxd_op_attn(struct shxd_cpu *cpu, const struct shxd_xjob *xj);
 int shxd_op_weights(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
 		    __u64 *result);
 
+/* Whether n bytes at p are all zero (reserved fields, unused params). */
+bool shxd_zero(const void *p, size_t n);
+/* refs[i] of the job: present, asking for access, at least bytes long and
+ * inside its mapping; *ptr is its first byte. -EINVAL or -ERANGE. */
+int shxd_ref_span(const struct shxd_xjob *xj, unsigned int i, uint32_t access,
+		  uint64_t bytes, void **ptr);
+
 /* Scratch of at least bytes: pool p's (node-local) or the caller's. */
 void *shxd_scratch(struct scratch *s, size_t bytes);
 

@@ -45,35 +45,15 @@ static void attn_worker(void *arg, const struct shxd_worker *w)
 	}
 }
 
-static bool zero(const void *p, size_t n)
-{
-	const unsigned char *c = p;
-
-	for (size_t i = 0; i < n; i++)
-		if (c[i])
-			return false;
-	return true;
-}
-
-/* refs[i]: present, access, bytes, inside its mapping. */
+/* shxd_ref_span() that keeps the first error in *err. */
 static void *span(const struct shxd_xjob *xj, unsigned int i, uint32_t acc,
 		  uint64_t bytes, int *err)
 {
-	const struct syshax_buf_ref *r = &xj->job->refs[i];
-	const struct shxd_mapping *m = xj->maps[i];
+	void *p = NULL;
 
-	if (*err)
-		return NULL;
-	if ((r->access & acc) != acc) {
-		*err = -EINVAL;
-		return NULL;
-	}
-	if (r->length < bytes || !m || r->offset > m->size ||
-	    r->length > m->size - r->offset) {
-		*err = -ERANGE;
-		return NULL;
-	}
-	return (uint8_t *)m->addr + r->offset;
+	if (!*err)
+		*err = shxd_ref_span(xj, i, acc, bytes, &p);
+	return p;
 }
 
 int shxd_op_attn(struct shxd_cpu *cpu, const struct shxd_xjob *xj)
@@ -94,8 +74,8 @@ int shxd_op_attn(struct shxd_cpu *cpu, const struct shxd_xjob *xj)
 	    a.head_dim > 1024 || !a.block_size || !a.num_blocks ||
 	    !a.max_blocks || a.kv_type > SYSHAX_DT_BF16 ||
 	    a.q_type > SYSHAX_DT_BF16 || a.o_type > SYSHAX_DT_BF16 ||
-	    !zero(a.reserved, sizeof(a.reserved)) ||
-	    !zero(xj->job->params + sizeof(a),
+	    !shxd_zero(a.reserved, sizeof(a.reserved)) ||
+	    !shxd_zero(xj->job->params + sizeof(a),
 		  SYSHAX_JOB_PARAMS_SIZE - sizeof(a)))
 		return -EINVAL;
 	memset(&t, 0, sizeof(t));

@@ -11,34 +11,6 @@
 
 #include "cpu_int.h"
 
-static bool zero(const void *p, size_t n)
-{
-	const unsigned char *c = p;
-
-	for (size_t i = 0; i < n; i++)
-		if (c[i])
-			return false;
-	return true;
-}
-
-/* refs[i] must exist, ask for access, hold bytes; *ptr is its start. */
-static int ref_span(const struct shxd_xjob *xj, unsigned int i, uint32_t access,
-		    uint64_t bytes, void **ptr)
-{
-	const struct syshax_buf_ref *r = &xj->job->refs[i];
-	const struct shxd_mapping *m = xj->maps[i];
-
-	if (i >= xj->job->nr_refs || (r->access & access) != access)
-		return -EINVAL;
-	if (r->length < bytes)
-		return -ERANGE;
-	/* Never trust that the broker and the mapping agree. */
-	if (!m || r->offset > m->size || r->length > m->size - r->offset)
-		return -ERANGE;
-	*ptr = (uint8_t *)m->addr + r->offset;
-	return 0;
-}
-
 static int act_type(uint32_t t, enum shxk_type *out)
 {
 	if (t > SYSHAX_DT_BF16)
@@ -66,10 +38,10 @@ static int xy_refs(const struct shxd_xjob *xj, struct shxd_pjob *p,
 
 	if (act_type(xt, &p->xt) || act_type(yt, &p->yt))
 		return -EINVAL;
-	ret = ref_span(xj, 0, SYSHAX_ACCESS_READ,
+	ret = shxd_ref_span(xj, 0, SYSHAX_ACCESS_READ,
 		       (uint64_t)p->m * k * shxd_act_size(p->xt), &x);
 	if (!ret)
-		ret = ref_span(xj, 1, SYSHAX_ACCESS_WRITE,
+		ret = shxd_ref_span(xj, 1, SYSHAX_ACCESS_WRITE,
 			       (uint64_t)p->m * n * shxd_act_size(p->yt),
 			       &p->y);
 	p->x = x;
@@ -89,10 +61,10 @@ static int check_gemm(const struct shxd_xjob *xj, struct shxd_pjob *p)
 	int ret;
 
 	memcpy(&a, xj->job->params, sizeof(a));
-	if (a.flags || !zero(a.reserved, sizeof(a.reserved)) || !a.m ||
+	if (a.flags || !shxd_zero(a.reserved, sizeof(a.reserved)) || !a.m ||
 	    !memchr(a.tensor, '\0', sizeof(a.tensor)) ||
 	    xj->job->nr_refs != 2 ||
-	    !zero(xj->job->params + sizeof(a),
+	    !shxd_zero(xj->job->params + sizeof(a),
 		  SYSHAX_JOB_PARAMS_SIZE - sizeof(a)))
 		return -EINVAL;
 	p->m = a.m;
@@ -145,8 +117,8 @@ static int check_ffn(const struct shxd_xjob *xj, struct shxd_pjob *p)
 
 	memcpy(&a, xj->job->params, sizeof(a));
 	if ((a.flags & ~SYSHAX_FFN_FLAGS) || !a.m ||
-	    !zero(a.reserved, sizeof(a.reserved)) || xj->job->nr_refs != 2 ||
-	    !zero(xj->job->params + sizeof(a),
+	    !shxd_zero(a.reserved, sizeof(a.reserved)) || xj->job->nr_refs != 2 ||
+	    !shxd_zero(xj->job->params + sizeof(a),
 		  SYSHAX_JOB_PARAMS_SIZE - sizeof(a)))
 		return -EINVAL;
 	p->m = a.m;
@@ -199,8 +171,8 @@ static int check_moe(const struct shxd_xjob *xj, struct shxd_pjob *p)
 	memcpy(&a, xj->job->params, sizeof(a));
 	if ((a.flags & ~SYSHAX_MOE_FLAGS) || !a.m ||
 	    a.route > SYSHAX_MOE_ROUTE_ROUTER || !a.topk || a.topk > 64 ||
-	    !zero(a.reserved, sizeof(a.reserved)) ||
-	    !zero(xj->job->params + sizeof(a),
+	    !shxd_zero(a.reserved, sizeof(a.reserved)) ||
+	    !shxd_zero(xj->job->params + sizeof(a),
 		  SYSHAX_JOB_PARAMS_SIZE - sizeof(a)))
 		return -EINVAL;
 	want_refs = a.route == SYSHAX_MOE_ROUTE_IDS ? 4 :
@@ -251,9 +223,9 @@ static int check_moe(const struct shxd_xjob *xj, struct shxd_pjob *p)
 		size_t n = (size_t)a.m * a.topk;
 		void *ids, *wts;
 
-		ret = ref_span(xj, 2, SYSHAX_ACCESS_READ, n * 4, &ids);
+		ret = shxd_ref_span(xj, 2, SYSHAX_ACCESS_READ, n * 4, &ids);
 		if (!ret)
-			ret = ref_span(xj, 3, SYSHAX_ACCESS_READ, n * 4, &wts);
+			ret = shxd_ref_span(xj, 3, SYSHAX_ACCESS_READ, n * 4, &wts);
 		if (ret)
 			return ret;
 		/* Copied and checked once: the client may write its buffer
@@ -268,7 +240,7 @@ static int check_moe(const struct shxd_xjob *xj, struct shxd_pjob *p)
 			if (p->ids[i] < 0 || (unsigned int)p->ids[i] >= nexp)
 				return -EINVAL;
 	} else if (a.route == SYSHAX_MOE_ROUTE_LOGITS) {
-		ret = ref_span(xj, 2, SYSHAX_ACCESS_READ,
+		ret = shxd_ref_span(xj, 2, SYSHAX_ACCESS_READ,
 			       (uint64_t)a.m * nexp * 4, &ptr);
 		p->logits = ptr;
 	}

@@ -7,16 +7,6 @@
 #include "log.h"
 #include "wload.h"
 
-static bool zero(const void *p, size_t n)
-{
-	const unsigned char *c = p;
-
-	for (size_t i = 0; i < n; i++)
-		if (c[i])
-			return false;
-	return true;
-}
-
 static int quant_type(const struct shxd_cpu *cpu, uint32_t q,
 		      enum shxk_type *t)
 {
@@ -67,9 +57,9 @@ static int load(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
 	int ret;
 
 	memcpy(&a, xj->job->params, sizeof(a));
-	if (a.flags || a.pad || !zero(a.reserved, sizeof(a.reserved)) ||
+	if (a.flags || a.pad || !shxd_zero(a.reserved, sizeof(a.reserved)) ||
 	    quant_type(cpu, a.quantize, &q) ||
-	    !zero(xj->job->params + sizeof(a),
+	    !shxd_zero(xj->job->params + sizeof(a),
 		  SYSHAX_JOB_PARAMS_SIZE - sizeof(a)))
 		return -EINVAL;
 	if (a.source == SYSHAX_WLOAD_FILE) {
@@ -79,19 +69,17 @@ static int load(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
 		ret = shxd_wload_file(cpu->model_dir, a.path, q, cpu->pool,
 				      &ws, err, sizeof(err));
 	} else if (a.source == SYSHAX_WLOAD_BUFFER) {
-		const struct syshax_buf_ref *r = &xj->job->refs[0];
-		const struct shxd_mapping *m = xj->maps[0];
+		void *img;
 
-		if (xj->job->nr_refs != 1 || !zero(a.path, sizeof(a.path)) ||
-		    !(r->access & SYSHAX_ACCESS_READ))
+		if (xj->job->nr_refs != 1 || !shxd_zero(a.path, sizeof(a.path)))
 			return -EINVAL;
-		if (!m || r->offset > m->size || r->length > m->size - r->offset)
-			return -ERANGE;
+		ret = shxd_ref_span(xj, 0, SYSHAX_ACCESS_READ, 0, &img);
+		if (ret)
+			return ret;
 		snprintf(a.path, sizeof(a.path), "(buffer %llu)",
-			 (unsigned long long)r->buf);
-		ret = shxd_wload_buffer((const uint8_t *)m->addr + r->offset,
-					r->length, q, cpu->pool, &ws, err,
-					sizeof(err));
+			 (unsigned long long)xj->job->refs[0].buf);
+		ret = shxd_wload_buffer(img, xj->job->refs[0].length, q,
+					cpu->pool, &ws, err, sizeof(err));
 	} else {
 		return -EINVAL;
 	}
@@ -125,23 +113,23 @@ static void list_wset(const struct shxd_wset *ws, void *arg)
 static int stats(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
 		 __u64 *result)
 {
-	const struct syshax_buf_ref *r = &xj->job->refs[0];
-	const struct shxd_mapping *m = xj->maps[0];
 	struct syshax_engine_stats st;
+	void *out;
+	int ret;
 
-	if (xj->job->nr_refs != 1 || !(r->access & SYSHAX_ACCESS_WRITE) ||
-	    !zero(xj->job->params, SYSHAX_JOB_PARAMS_SIZE))
+	if (xj->job->nr_refs != 1 ||
+	    !shxd_zero(xj->job->params, SYSHAX_JOB_PARAMS_SIZE))
 		return -EINVAL;
-	if (r->length < sizeof(st) || !m || r->offset > m->size ||
-	    r->length > m->size - r->offset)
-		return -ERANGE;
+	ret = shxd_ref_span(xj, 0, SYSHAX_ACCESS_WRITE, sizeof(st), &out);
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&cpu->stats_lock);
 	st = cpu->stats;
 	pthread_mutex_unlock(&cpu->stats_lock);
 	st.nr_wsets = 0;
 	memset(st.wsets, 0, sizeof(st.wsets));
 	shxd_wreg_each(list_wset, &st);
-	memcpy((uint8_t *)m->addr + r->offset, &st, sizeof(st));
+	memcpy(out, &st, sizeof(st));
 	*result = sizeof(st);
 	return 0;
 }
@@ -157,8 +145,8 @@ int shxd_op_weights(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
 	case SYSHAX_OP_WEIGHTS_FREE:
 		memcpy(&f, xj->job->params, sizeof(f));
 		if (xj->job->nr_refs || !f.wset ||
-		    !zero(f.reserved, sizeof(f.reserved)) ||
-		    !zero(xj->job->params + sizeof(f),
+		    !shxd_zero(f.reserved, sizeof(f.reserved)) ||
+		    !shxd_zero(xj->job->params + sizeof(f),
 			  SYSHAX_JOB_PARAMS_SIZE - sizeof(f)))
 			return -EINVAL;
 		return shxd_wreg_remove(f.wset, xj->ctx);
