@@ -82,6 +82,10 @@ struct shxd_tfile {
  * power of two, default 32), every tensor inside the image, no two
  * tensors' bytes overlapping, names unique and shorter than
  * SHXD_TNAME_MAX. Returns 0, -EINVAL with a message in err, or -ENOMEM.
+ * Duplicate metadata keys and arrays of arrays are refused too. out is
+ * zeroed on failure; err (may be NULL) says what is wrong and where, as in
+ * "tensor 'blk.0.ffn_up.weight': data [123, 456) past the end of the file
+ * (300 bytes)" (docs/model-files.md).
  */
 int shxd_gguf_parse(const uint8_t *img, size_t len, struct shxd_tfile *out,
 		    char *err, size_t errlen);
@@ -92,6 +96,9 @@ int shxd_gguf_parse(const uint8_t *img, size_t len, struct shxd_tfile *out,
  * (parsed with cJSON), then the data. Checks as for GGUF, and end - begin
  * equal to the elements times the dtype's size. F32/F16/BF16 are SHXD_T_*;
  * other dtypes (F64, I64, U8, ...) are SHXD_T_OTHER with their name.
+ * A scalar (shape []) is ndim 1, ne {1, 1, 1, 1}; a zero in a shape (an
+ * empty tensor) is refused as in GGUF. The format aligns nothing: a
+ * tensor's offset may be odd. The header is limited to 100 MiB.
  */
 int shxd_safetensors_parse(const uint8_t *img, size_t len,
 			   struct shxd_tfile *out, char *err, size_t errlen);

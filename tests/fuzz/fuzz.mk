@@ -1,0 +1,43 @@
+# tests/fuzz/: libFuzzer targets for the weights-file parsers.
+#
+#   make fuzz [FUZZ_SECS=60]   build with clang into $(B)/fuzz/ and run each
+#                              target FUZZ_SECS seconds
+#   make fuzz-corpus           rewrite the seed corpus (tests/fuzz/corpus/)
+#
+# Not in CHECKS: CI does not run it. Each target works on its own copy of
+# the seeds, $(B)/fuzz/corpus-<target>/, kept (and grown) between runs; a
+# crash is saved as $(B)/fuzz/<target>-crash-* and fails the run.
+FUZZ_CC		?= clang
+FUZZ_SECS	?= 60
+FUZZ_TARGETS	:= gguf safetensors
+FUZZ_FLAGS	:= -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-I$(CURDIR)/daemon/model $(shell $(PKG_CONFIG) --cflags libcjson)
+FUZZ_MODEL_SRC	:= $(addprefix daemon/model/,tfile.c gguf.c safetensors.c)
+
+$(B)/fuzz/%_fuzz: tests/fuzz/%_fuzz.c $(FUZZ_MODEL_SRC) \
+		daemon/model/tfile.h daemon/model/tfile_int.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_MODEL_SRC) \
+		$(shell $(PKG_CONFIG) --libs libcjson)
+
+.PHONY: fuzz fuzz-corpus
+fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%_fuzz)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(B)/fuzz/corpus-$$t; \
+		cp tests/fuzz/corpus/$$t/* $(B)/fuzz/corpus-$$t/; \
+		echo "fuzz: $$t for $(FUZZ_SECS) s"; \
+		$(B)/fuzz/$${t}_fuzz -max_total_time=$(FUZZ_SECS) \
+			-dict=tests/fuzz/$$t.dict -artifact_prefix=$(B)/fuzz/$$t- \
+			-print_final_stats=1 $(B)/fuzz/corpus-$$t; \
+	done
+
+# mkcorpus writes the seeds with t_wfile.o (T_WFILE_OBJ, daemon/model/model.mk).
+$(B)/tests/fuzz/mkcorpus.o: CPPFLAGS_tests += -I$(CURDIR)/tests/lib
+
+$(B)/tests/fuzz/mkcorpus: $(B)/tests/fuzz/mkcorpus.o $(T_WFILE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^
+
+fuzz-corpus: $(B)/tests/fuzz/mkcorpus
+	mkdir -p $(FUZZ_TARGETS:%=tests/fuzz/corpus/%)
+	$(B)/tests/fuzz/mkcorpus tests/fuzz/corpus
