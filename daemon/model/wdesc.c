@@ -9,33 +9,14 @@
 #include <string.h>
 
 #include "shxk.h"
+#include "tfile_int.h"
+
+/* Every message goes to the caller's err. */
+#define FAIL(...)	shxd_tfile_fail(err, errlen, __VA_ARGS__)
 #include "syshax_ops.h"
 
 static const char *const dt_names[] = { "F32", "F16", "BF16", "Q8_0",
 					"Q4_0" };
-
-static int bad(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
-static int cmp_offset(const void *a, const void *b)
-{
-	const struct shxd_tdesc *x = a, *y = b;
-
-	return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(((const struct shxd_tdesc *)a)->name,
-		      ((const struct shxd_tdesc *)b)->name);
-}
 
 /* Elements of a tensor, or 0 on a zero dim or overflow. */
 static uint64_t elements(const struct syshax_wdesc_tensor *t)
@@ -57,34 +38,34 @@ static int one_tensor(const struct syshax_wdesc_tensor *t, unsigned int i,
 	uint64_t n = elements(t), rows, rs;
 
 	if (!memchr(t->name, '\0', sizeof(t->name)) || !t->name[0])
-		return bad(err, errlen, "tensor %u: name empty or not "
+		return FAIL("tensor %u: name empty or not "
 			   "NUL-terminated", i);
 	if (t->type > SYSHAX_DT_Q4_0)
-		return bad(err, errlen, "tensor '%s': unknown type %u",
+		return FAIL("tensor '%s': unknown type %u",
 			   t->name, t->type);
 	if (!t->ndim || t->ndim > 4)
-		return bad(err, errlen, "tensor '%s': %u dimensions (1..4)",
+		return FAIL("tensor '%s': %u dimensions (1..4)",
 			   t->name, t->ndim);
 	for (unsigned int k = t->ndim; k < 4; k++)
 		if (t->ne[k] != 1)
-			return bad(err, errlen, "tensor '%s': ne[%u] = %llu "
+			return FAIL("tensor '%s': ne[%u] = %llu "
 				   "past its %u dimensions", t->name, k,
 				   (unsigned long long)t->ne[k], t->ndim);
 	rs = shxk_row_size((enum shxk_type)t->type, t->ne[0]);
 	if (!n || !rs)
-		return bad(err, errlen, "tensor '%s': bad shape (a zero "
+		return FAIL("tensor '%s': bad shape (a zero "
 			   "dimension, an overflow, or rows of %s that are "
 			   "not whole blocks)", t->name, dt_names[t->type]);
 	rows = n / t->ne[0];
 	if (rows > UINT64_MAX / rs || rows * rs != t->size)
-		return bad(err, errlen, "tensor '%s': size %llu, but its "
+		return FAIL("tensor '%s': size %llu, but its "
 			   "shape needs %llu bytes", t->name,
 			   (unsigned long long)t->size,
 			   rows > UINT64_MAX / rs ? 0ULL :
 			   (unsigned long long)(rows * rs));
 	if (t->offset < table_end || t->offset > len ||
 	    t->size > len - t->offset)
-		return bad(err, errlen, "tensor '%s': data [%llu, +%llu) not "
+		return FAIL("tensor '%s': data [%llu, +%llu) not "
 			   "inside the buffer after the table ([%zu, %zu))",
 			   t->name, (unsigned long long)t->offset,
 			   (unsigned long long)t->size, table_end, len);
@@ -103,55 +84,38 @@ int shxd_wdesc_parse(const uint8_t *img, size_t len, struct shxd_tfile *out,
 		     char *err, size_t errlen)
 {
 	const struct syshax_wdesc *h = (const void *)img;
-	struct shxd_tdesc *sorted;
 	size_t table_end;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (len < sizeof(*h))
-		return bad(err, errlen, "buffer of %zu bytes holds no "
+		return FAIL("buffer of %zu bytes holds no "
 			   "descriptor header", len);
 	if (h->magic != SYSHAX_WDESC_MAGIC || h->version !=
 	    SYSHAX_WDESC_VERSION || h->flags)
-		return bad(err, errlen, "not a syshax_wdesc (magic %#x, "
+		return FAIL("not a syshax_wdesc (magic %#x, "
 			   "version %u, flags %#x)", h->magic, h->version,
 			   h->flags);
 	if (!h->nr_tensors || h->nr_tensors > (len - sizeof(*h)) /
 	    sizeof(h->tensors[0]))
-		return bad(err, errlen, "%u tensors do not fit a %zu-byte "
+		return FAIL("%u tensors do not fit a %zu-byte "
 			   "buffer", h->nr_tensors, len);
 	table_end = sizeof(*h) + h->nr_tensors * sizeof(h->tensors[0]);
 	out->t = calloc(h->nr_tensors, sizeof(*out->t));
-	sorted = calloc(h->nr_tensors, sizeof(*sorted));
-	if (!out->t || !sorted) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (!out->t)
+		return -ENOMEM;
 	out->nr = h->nr_tensors;
 	out->data_offset = table_end;
 	for (unsigned int i = 0; i < h->nr_tensors && !ret; i++) {
 		struct syshax_wdesc_tensor t;
 
-		/* The client may still write its buffer: read each entry once. */
+		/* The client may still write its buffer: read entries once. */
 		memcpy(&t, &h->tensors[i], sizeof(t));
 		ret = one_tensor(&t, i, len, table_end, &out->t[i], err,
 				 errlen);
 	}
-	if (ret)
-		goto out;
-	memcpy(sorted, out->t, out->nr * sizeof(*sorted));
-	qsort(sorted, out->nr, sizeof(*sorted), cmp_offset);
-	for (unsigned int i = 1; i < out->nr && !ret; i++)
-		if (sorted[i - 1].offset + sorted[i - 1].size > sorted[i].offset)
-			ret = bad(err, errlen, "tensors '%s' and '%s' overlap",
-				  sorted[i - 1].name, sorted[i].name);
-	qsort(sorted, out->nr, sizeof(*sorted), cmp_name);
-	for (unsigned int i = 1; i < out->nr && !ret; i++)
-		if (!strcmp(sorted[i - 1].name, sorted[i].name))
-			ret = bad(err, errlen, "two tensors are named '%s'",
-				  sorted[i].name);
-out:
-	free(sorted);
+	if (!ret)
+		ret = shxd_tfile_check_set(out, err, errlen);
 	if (ret)
 		shxd_tfile_free(out);
 	return ret;
