@@ -23,6 +23,7 @@
 #include "syshax/rt.h"
 
 #define MAX_CLIENTS	64
+#define BLOCKS		5	/* job / bare alternations in (a) */
 
 struct ffn_conf {
 	unsigned int hidden, ff, threads, rounds;
@@ -195,61 +196,127 @@ static int bare_repack(struct shxk_weights *w, const uint8_t *rows,
 	return 0;
 }
 
-/* Median µs of the bare FFN over rounds, on the bench's thread team. */
-static int bare_time(const struct ffn_conf *c, const uint8_t *wbuf,
-		     const float *x, double *us)
+struct ffn_result {
+	const char *type;
+	double job_us, bare_us, tps[3];
+	double per_run[3];	/* tokens per batched run (ENGINE_STATS) */
+};
+
+static void bare_free(struct bare *b, const struct ffn_conf *c)
+{
+	if (b->g.data)
+		bench_free((void *)b->g.data, shxk_repack_size(c->type,
+			   SHXK_LAYOUT_X8, c->ff, c->hidden));
+	if (b->u.data)
+		bench_free((void *)b->u.data, shxk_repack_size(c->type,
+			   SHXK_LAYOUT_X8, c->ff, c->hidden));
+	if (b->d.data)
+		bench_free((void *)b->d.data, shxk_repack_size(c->type,
+			   SHXK_LAYOUT_X8, c->hidden, c->ff));
+	free(b->G);
+	free(b->U);
+	free(b->y);
+	free(b->act);
+	free(b->actd);
+}
+
+/* The same weights repacked as the engine keeps them, and scratch. */
+static int bare_init(struct bare *b, const struct ffn_conf *c,
+		     const uint8_t *wbuf, const float *x)
 {
 	size_t mat = shxk_row_size(c->type, c->hidden) * c->ff;
-	struct bare b = { .x = x, .hidden = c->hidden, .ff = c->ff };
-	double *lat = calloc(c->rounds, sizeof(*lat));
-	struct bench_team *team = NULL;
 	int ret;
 
-	b.G = malloc(c->ff * 4);
-	b.U = malloc(c->ff * 4);
-	b.y = malloc(c->hidden * 4);
-	b.act = malloc(shxk_act_row_size(c->type, c->hidden));
-	b.actd = malloc(shxk_act_row_size(c->type, c->ff));
-	ret = !lat || !b.G || !b.U || !b.y || !b.act || !b.actd ? -ENOMEM : 0;
+	*b = (struct bare){ .x = x, .hidden = c->hidden, .ff = c->ff };
+	b->G = malloc(c->ff * 4);
+	b->U = malloc(c->ff * 4);
+	b->y = malloc(c->hidden * 4);
+	b->act = malloc(shxk_act_row_size(c->type, c->hidden));
+	b->actd = malloc(shxk_act_row_size(c->type, c->ff));
+	ret = !b->G || !b->U || !b->y || !b->act || !b->actd ? -ENOMEM : 0;
 	if (!ret)
-		ret = bare_repack(&b.g, wbuf, c->type, c->ff, c->hidden);
+		ret = bare_repack(&b->g, wbuf, c->type, c->ff, c->hidden);
 	if (!ret)
-		ret = bare_repack(&b.u, wbuf + mat, c->type, c->ff, c->hidden);
+		ret = bare_repack(&b->u, wbuf + mat, c->type, c->ff, c->hidden);
 	if (!ret)
-		ret = bare_repack(&b.d, wbuf + 2 * mat, c->type, c->hidden,
+		ret = bare_repack(&b->d, wbuf + 2 * mat, c->type, c->hidden,
 				  c->ff);
-	if (!ret)
-		ret = bench_team_new(&team, (int)c->threads);
-	for (unsigned int i = 0; !ret && i < c->rounds; i++) {
+	if (ret)
+		bare_free(b, c);
+	return ret;
+}
+
+/* n rounds of the bare FFN on a fresh team (its threads spin between
+ * calls, so it lives only while it is timed); µs into lat. */
+static int bare_rounds(struct bare *b, const struct ffn_conf *c,
+		       unsigned int n, double *lat)
+{
+	struct bench_team *team;
+	int ret = bench_team_new(&team, (int)c->threads);
+
+	for (unsigned int i = 0; !ret && i < n; i++) {
 		uint64_t t0 = bench_now_ns();
 
-		shxk_act_prepare(c->type, SHXK_F32, x, c->hidden, c->hidden,
-				 b.act, 0, 1);
-		bench_team_run(team, bare_up, &b);
-		shxk_act_prepare(c->type, SHXK_F32, b.G, c->ff, c->ff, b.actd,
-				 0, 1);
-		bench_team_run(team, bare_down, &b);
+		shxk_act_prepare(c->type, SHXK_F32, b->x, c->hidden, c->hidden,
+				 b->act, 0, 1);
+		bench_team_run(team, bare_up, b);
+		shxk_act_prepare(c->type, SHXK_F32, b->G, c->ff, c->ff,
+				 b->actd, 0, 1);
+		bench_team_run(team, bare_down, b);
 		lat[i] = (double)(bench_now_ns() - t0) / 1e3;
 	}
 	if (!ret)
-		*us = bench_median(lat, c->rounds);
-	if (team)
 		bench_team_free(team);
-	if (b.g.data)
-		bench_free((void *)b.g.data, shxk_repack_size(c->type,
-			   SHXK_LAYOUT_X8, c->ff, c->hidden));
-	if (b.u.data)
-		bench_free((void *)b.u.data, shxk_repack_size(c->type,
-			   SHXK_LAYOUT_X8, c->ff, c->hidden));
-	if (b.d.data)
-		bench_free((void *)b.d.data, shxk_repack_size(c->type,
-			   SHXK_LAYOUT_X8, c->hidden, c->ff));
-	free(lat);
-	free(b.G);
-	free(b.U);
-	free(b.y);
-	free(b.act);
-	free(b.actd);
+	return ret;
+}
+
+static int job_rounds(struct syshax *sh, struct syshax_job *job,
+		      unsigned int n, double *lat)
+{
+	uint64_t res;
+	int ret = 0;
+
+	for (unsigned int i = 0; !ret && i < n; i++) {
+		uint64_t t0 = bench_now_ns();
+
+		ret = job_wait(sh, job, &res);
+		lat[i] = (double)(bench_now_ns() - t0) / 1e3;
+	}
+	return ret;
+}
+
+/*
+ * (a): blocks of job rounds and bare rounds in turn, so that whatever
+ * else the machine does falls on both alike; medians of each.
+ */
+static int overhead(struct syshax *sh, struct syshax_job *job,
+		    const struct ffn_conf *c, const uint8_t *wbuf,
+		    const float *x, struct ffn_result *r)
+{
+	unsigned int per = (c->rounds + BLOCKS - 1) / BLOCKS, n = per * BLOCKS;
+	double *jl = calloc(n, sizeof(*jl)), *bl = calloc(n, sizeof(*bl));
+	double warm[5];
+	struct bare b;
+	int ret = jl && bl ? 0 : -ENOMEM;
+
+	if (!ret)
+		ret = bare_init(&b, c, wbuf, x);
+	if (ret)
+		goto out;
+	ret = job_rounds(sh, job, 5, warm);
+	for (unsigned int k = 0; !ret && k < BLOCKS; k++) {
+		ret = job_rounds(sh, job, per, jl + k * per);
+		if (!ret)
+			ret = bare_rounds(&b, c, per, bl + k * per);
+	}
+	if (!ret) {
+		r->job_us = bench_median(jl, n);
+		r->bare_us = bench_median(bl, n);
+	}
+	bare_free(&b, c);
+out:
+	free(jl);
+	free(bl);
 	return ret;
 }
 
@@ -334,10 +401,28 @@ static void usage(FILE *f)
 "  --json        JSON instead of a table\n");
 }
 
-struct ffn_result {
-	const char *type;
-	double job_us, bare_us, tps[3];
-};
+/* FFN tokens and runs so far, from the engine's own counters. */
+static int ffn_counts(struct syshax *sh, const struct syshax_buffer *sb,
+		      double *tokens, double *runs)
+{
+	const struct syshax_engine_stats *st = sb->addr;
+	int fi = syshax_stats_op_index(SYSHAX_OP_FFN);
+	struct syshax_job job;
+	uint64_t res;
+	int ret;
+
+	syshax_job_init(&job, SYSHAX_OP_ENGINE_STATS, 2);
+	syshax_job_add_ref(&job, sb, 0, sizeof(*st), SYSHAX_ACCESS_WRITE);
+	ret = job_wait(sh, &job, &res);
+	if (ret)
+		return ret;
+	/* Every pool runs every batch: pool 0's counts are the batches'. */
+	*tokens = (double)st->op[fi][0].tokens;
+	*runs = 0;
+	for (int b = 0; b < SYSHAX_STATS_BATCH_BUCKETS; b++)
+		*runs += (double)st->op[fi][0].batch_hist[b];
+	return 0;
+}
 
 static int bench_type(const char *exe, const struct ffn_conf *c,
 		      struct ffn_result *r)
@@ -351,15 +436,15 @@ static int bench_type(const char *exe, const struct ffn_conf *c,
 	size_t total = desc_bytes() + 3 * shxk_row_size(c->type, c->hidden) *
 				      c->ff;
 	struct bench_daemon d = { 0 };
-	struct syshax_buffer wb = { 0 }, io;
+	struct syshax_buffer wb = { 0 }, io, sb;
+	double tok0, runs0, tok1, runs1;
 	struct syshax_job job;
 	struct syshax *sh = NULL;
-	uint64_t wset = 0, res;
-	double *lat = calloc(c->rounds, sizeof(*lat));
+	uint64_t wset = 0;
 	int ret;
 
 	snprintf(threads, sizeof(threads), "%u", c->threads);
-	ret = lat ? bench_start_userspace(exe, extra, &d, &sh) : -ENOMEM;
+	ret = bench_start_userspace(exe, extra, &d, &sh);
 	if (!ret)
 		ret = syshax_buf_alloc(sh, total, -1, SYSHAX_BUF_ALLOW_SMALL, &wb);
 	if (!ret)
@@ -376,27 +461,29 @@ static int bench_type(const char *exe, const struct ffn_conf *c,
 		ret = io_buffer(sh, c->hidden, &io);
 	if (!ret) {
 		ffn_job(&job, wset, c->hidden, &io);
-		for (unsigned int i = 0; !ret && i < c->rounds + 5; i++) {
-			uint64_t t0 = bench_now_ns();
-
-			ret = job_wait(sh, &job, &res);
-			if (i >= 5)
-				lat[i - 5] = (double)(bench_now_ns() - t0) / 1e3;
-		}
+		ret = overhead(sh, &job, c, (const uint8_t *)wb.addr +
+			       desc_bytes(), io.addr, r);
 	}
-	if (!ret) {
-		r->job_us = bench_median(lat, c->rounds);
-		ret = bare_time(c, (const uint8_t *)wb.addr + desc_bytes(),
-				io.addr, &r->bare_us);
+	if (!ret)
+		ret = syshax_buf_alloc(sh, sizeof(struct syshax_engine_stats), -1,
+				       0, &sb);
+	if (!ret)
+		ret = syshax_buf_map(sh, &sb);
+	for (unsigned int i = 0; !ret && i < 3; i++) {
+		ret = ffn_counts(sh, &sb, &tok0, &runs0);
+		if (!ret)
+			ret = clients_rate(d.sock, wset, c->hidden, nclients[i],
+					   c->secs, &r->tps[i]);
+		if (!ret)
+			ret = ffn_counts(sh, &sb, &tok1, &runs1);
+		if (!ret)
+			r->per_run[i] = runs1 > runs0 ?
+					(tok1 - tok0) / (runs1 - runs0) : 0;
 	}
-	for (unsigned int i = 0; !ret && i < 3; i++)
-		ret = clients_rate(d.sock, wset, c->hidden, nclients[i], c->secs,
-				   &r->tps[i]);
 	if (ret)
 		fprintf(stderr, "syshax-bench ffn: %s\n", syshax_strerror(ret));
 	syshax_close(sh);
 	bench_daemon_stop(&d);
-	free(lat);
 	return ret;
 }
 
@@ -470,25 +557,28 @@ int bench_ffn_main(int argc, char **argv)
 			printf("%s\n  {\"type\": \"%s\", \"job_us\": %.1f, "
 			       "\"bare_us\": %.1f, \"overhead\": %.3f, "
 			       "\"tps_1\": %.1f, \"tps_4\": %.1f, "
-			       "\"tps_16\": %.1f, \"x16_vs_1\": %.2f}",
+			       "\"tps_16\": %.1f, \"x16_vs_1\": %.2f, "
+			       "\"tokens_per_run_4\": %.2f, "
+			       "\"tokens_per_run_16\": %.2f}",
 			       i ? "," : "", res[i].type, res[i].job_us,
 			       res[i].bare_us,
 			       res[i].job_us / res[i].bare_us - 1.0,
 			       res[i].tps[0], res[i].tps[1], res[i].tps[2],
-			       res[i].tps[2] / res[i].tps[0]);
+			       res[i].tps[2] / res[i].tps[0], res[i].per_run[1],
+			       res[i].per_run[2]);
 		printf("\n]}\n");
 		return failed;
 	}
 	printf("FFN %ux%u, 1 token per job, %u threads, weights from DRAM\n",
 	       c.hidden, c.ff, c.threads);
-	printf("%-5s %10s %10s %9s %10s %10s %10s %8s\n", "type", "job us",
+	printf("%-5s %9s %9s %9s %9s %9s %10s %8s %9s\n", "type", "job us",
 	       "bare us", "overhead", "tok/s 1cl", "tok/s 4cl", "tok/s 16cl",
-	       "16 vs 1");
+	       "16 vs 1", "tok/run16");
 	for (unsigned int i = 0; i < nres; i++)
-		printf("%-5s %10.1f %10.1f %8.1f%% %10.1f %10.1f %10.1f %7.2fx\n",
-		       res[i].type, res[i].job_us, res[i].bare_us,
+		printf("%-5s %9.1f %9.1f %8.1f%% %9.1f %9.1f %10.1f %7.2fx "
+		       "%9.2f\n", res[i].type, res[i].job_us, res[i].bare_us,
 		       (res[i].job_us / res[i].bare_us - 1.0) * 100.0,
 		       res[i].tps[0], res[i].tps[1], res[i].tps[2],
-		       res[i].tps[2] / res[i].tps[0]);
+		       res[i].tps[2] / res[i].tps[0], res[i].per_run[2]);
 	return failed;
 }
