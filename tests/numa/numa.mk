@@ -1,0 +1,19 @@
+# tests/numa/: the CPU engine over two NUMA nodes (placement, one node vs
+# two). Runs in the VM guest (two nodes); on a one-node host it says SKIP.
+NUMA_SPLIT := $(B)/tests/numa/numa_split
+
+$(B)/tests/numa/numa_split.o: CPPFLAGS_tests += -I$(CURDIR)/tests/lib
+
+# Static libsyshax-rt: the same binary runs in the guest.
+$(NUMA_SPLIT): $(B)/tests/numa/numa_split.o $(T_WFILE_OBJ) $(SHRT_A) \
+		$(B)/libshxk.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit numa) \
+		-lm -pthread
+
+.PHONY: check-numa-split
+check-numa-split: $(NUMA_SPLIT) $(B)/syshaxd
+	timeout 300 $(NUMA_SPLIT); s=$$?; [ $$s -eq 0 ] || [ $$s -eq 77 ]
+
+ALL	+= $(NUMA_SPLIT)
+CHECKS	+= check-numa-split
+VM_BINS	+= $(NUMA_SPLIT)
