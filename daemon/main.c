@@ -281,8 +281,11 @@ static int print_placement(struct shxd_config *cfg)
 	ret = shxd_cpu_preload(g_cpu, cfg->print_placement, &id, err,
 			       sizeof(err));
 	if (ret) {
-		fprintf(stderr, "syshaxd: %s: %s\n", cfg->print_placement,
-			err[0] ? err : strerror(-ret));
+		if (err[0])
+			fprintf(stderr, "syshaxd: %s\n", err);
+		else
+			fprintf(stderr, "syshaxd: %s: %s\n",
+				cfg->print_placement, strerror(-ret));
 	} else {
 		char pools[1024];
 

@@ -210,10 +210,11 @@ static int assign(struct shxd_pool *p, const struct shxd_pool_conf *conf,
 	if (conf->nthreads && !(conf->affinity && *conf->affinity)) {
 		/* A count alone: spread over the nodes, as many on each. */
 		if (want % p->npools || want / p->npools > min) {
-			errf(err, errlen, "OMP_NUM_THREADS=%u does not divide "
-			     "evenly over %u NUMA nodes of %u usable CPUs "
-			     "each: use a multiple of %u up to %u", want,
-			     p->npools, min, p->npools, min * p->npools);
+			errf(err, errlen, "OMP_NUM_THREADS=%u: threads are "
+			     "spread evenly over the %u NUMA node(s), each "
+			     "with %u usable CPUs: use a multiple of %u, at "
+			     "most %u", want, p->npools, min, p->npools,
+			     min * p->npools);
 			return -EINVAL;
 		}
 		each = want / p->npools;

@@ -11,6 +11,7 @@
 
 #include "broker/broker.h"
 #include "config.h"
+#include "engine/cpu.h"
 
 static char g_path[] = "/tmp/shxd_config_ut.XXXXXX";
 
@@ -199,6 +200,97 @@ static void t_parse(void)
 	}
 }
 
+/* As parse(), with the error text in *err. */
+static int parse_err(struct shxd_config *c, char **argv, char **err)
+{
+	size_t len, olen;
+	char *out = NULL;
+	FILE *o = open_memstream(&out, &olen);
+	FILE *e = open_memstream(err, &len);
+	int argc = 0, ret;
+
+	while (argv[argc])
+		argc++;
+	ret = shxd_config_parse(c, argc, argv, o, e);
+	fclose(o);
+	fclose(e);
+	free(out);
+	return ret;
+}
+
+static void t_engine_keys(void)
+{
+	struct shxd_config c;
+	char *err = NULL;
+
+	shxd_config_defaults(&c);
+	CU_ASSERT_EQUAL(c.quantize, SHXK_F32);
+	CU_ASSERT_EQUAL(c.cpu_max_batch_size, SHXD_DEF_MAX_BATCH);
+	CU_ASSERT_EQUAL(c.max_weight_sets, SHXD_DEF_MAX_WSETS);
+	CU_ASSERT_STRING_EQUAL(c.model_dir, "");
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "quantize", "q4_0"), 0);
+	CU_ASSERT_EQUAL(c.quantize, SHXK_Q4_0);
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "quantize", "q8_0"), 0);
+	CU_ASSERT_EQUAL(c.quantize, SHXK_Q8_0);
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "quantize", "none"), 0);
+	CU_ASSERT_EQUAL(c.quantize, SHXK_F32);
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "quantize", "q4_k"), -EINVAL);
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "cpu_max_batch_size", "64"), 0);
+	CU_ASSERT_EQUAL(c.cpu_max_batch_size, 64);
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "cpu_max_batch_size", "0"),
+			-ERANGE);
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "cpu_max_batch_size", "4097"),
+			-ERANGE);
+	CU_ASSERT_EQUAL(c.cpu_max_batch_size, 64);
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "cpu_affinity", "0-159:2,1"), 0);
+	CU_ASSERT_STRING_EQUAL(c.cpu_affinity, "0-159:2,1");
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "cpu_affinity", "3-1"), -EINVAL);
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "cpu_affinity", "1,1"), -EINVAL);
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "cpu_affinity", "0-4:0"), -EINVAL);
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "omp_num_threads", "0"), -ERANGE);
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "max_weight_sets", "2"), 0);
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "model_dir", "/srv/models"), 0);
+	CU_ASSERT_STRING_EQUAL(c.model_dir, "/srv/models");
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "preload", "m.gguf"), 0);
+	CU_ASSERT_STRING_EQUAL(c.preload, "m.gguf");
+
+	/* A bad value's message names the key, the value, what is allowed. */
+	write_conf("");
+	{
+		char *argv[] = { "syshaxd", "--config", g_path,
+				 "--cpu-max-batch-size", "0", NULL };
+
+		CU_ASSERT_EQUAL(parse_err(&c, argv, &err), -EINVAL);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "cpu_max_batch_size = '0'"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "allowed: a whole number "
+					      "1..4096"));
+		free(err);
+	}
+	write_conf("quantize = q3\n");
+	{
+		char *argv[] = { "syshaxd", "--config", g_path, NULL };
+
+		CU_ASSERT_EQUAL(parse_err(&c, argv, &err), -EINVAL);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, ":1: invalid value: "
+					      "quantize = 'q3'; allowed: none"));
+		free(err);
+	}
+	write_conf("");
+	setenv("SYSHAX_QUANTIZE", "q8_0", 1);
+	{
+		char *argv[] = { "syshaxd", "--config", g_path, NULL };
+
+		CU_ASSERT_EQUAL(parse_err(&c, argv, &err), SHXD_RUN);
+		CU_ASSERT_EQUAL(c.quantize, SHXK_Q8_0);
+		free(err);
+		setenv("SYSHAX_QUANTIZE", "int4", 1);
+		CU_ASSERT_EQUAL(parse_err(&c, argv, &err), -EINVAL);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "SYSHAX_QUANTIZE=int4"));
+		free(err);
+	}
+	unsetenv("SYSHAX_QUANTIZE");
+}
+
 static void t_env(void)
 {
 	struct shxd_config c;
@@ -227,6 +319,7 @@ int main(void)
 		{ "config file", t_load },
 		{ "command line", t_parse },
 		{ "environment", t_env },
+		{ "CPU engine keys", t_engine_keys },
 	};
 	int fd = mkstemp(g_path);
 	int ret;

@@ -1,7 +1,9 @@
 # tests/unit/shxd_*_ut: syshaxd's config and op execution.
-SHXD_UT := $(B)/tests/unit/shxd_config_ut $(B)/tests/unit/shxd_exec_ut
+SHXD_UT := $(B)/tests/unit/shxd_config_ut $(B)/tests/unit/shxd_exec_ut \
+	$(B)/tests/unit/shxd_pool_ut
 
 $(SHXD_UT:%=%.o): CPPFLAGS_tests += -I$(CURDIR)/daemon -I$(CURDIR)/daemon/engine \
+	-I$(CURDIR)/kernels \
 	-I$(CURDIR)/runtime/include
 
 $(B)/tests/unit/shxd_config_ut: $(B)/tests/unit/shxd_config_ut.o \
@@ -13,10 +15,16 @@ $(B)/tests/unit/shxd_exec_ut: $(B)/tests/unit/shxd_exec_ut.o \
 		$(B)/daemon/engine/exec.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit)
 
+$(B)/tests/unit/shxd_pool_ut: $(B)/tests/unit/shxd_pool_ut.o \
+		$(B)/daemon/engine/pool.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit numa) \
+		-pthread
+
 .PHONY: check-shxd-unit
 check-shxd-unit: $(SHXD_UT)
 	$(B)/tests/unit/shxd_config_ut
 	$(B)/tests/unit/shxd_exec_ut
+	timeout 60 $(B)/tests/unit/shxd_pool_ut
 
 ALL	+= $(SHXD_UT)
 CHECKS	+= check-shxd-unit

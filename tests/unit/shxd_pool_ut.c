@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+/* syshaxd's worker pools (daemon/engine/pool.c): CPU lists, the even
+ * split over nodes, runs and node barriers. */
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <CUnit/Basic.h>
+
+#include "../t_cunit.h"
+
+#include "pool.h"
+
+static void t_cpulist(void)
+{
+	int c[64];
+
+	CU_ASSERT_EQUAL(shxd_parse_cpulist("0-3", c, 64), 4);
+	CU_ASSERT(c[0] == 0 && c[3] == 3);
+	CU_ASSERT_EQUAL(shxd_parse_cpulist("0-10:5,1", c, 64), 4);
+	CU_ASSERT(c[0] == 0 && c[1] == 5 && c[2] == 10 && c[3] == 1);
+	CU_ASSERT_EQUAL(shxd_parse_cpulist("7", c, 64), 1);
+	CU_ASSERT_EQUAL(c[0], 7);
+	CU_ASSERT_EQUAL(shxd_parse_cpulist("", c, 64), 0);
+	CU_ASSERT_EQUAL(shxd_parse_cpulist("3-1", c, 64), -EINVAL);
+	CU_ASSERT_EQUAL(shxd_parse_cpulist("1,1", c, 64), -EINVAL);
+	CU_ASSERT_EQUAL(shxd_parse_cpulist("0-4:0", c, 64), -EINVAL);
+	CU_ASSERT_EQUAL(shxd_parse_cpulist("0-", c, 64), -EINVAL);
+	CU_ASSERT_EQUAL(shxd_parse_cpulist("a", c, 64), -EINVAL);
+	CU_ASSERT_EQUAL(shxd_parse_cpulist("1,", c, 64), 1);
+	CU_ASSERT_EQUAL(shxd_parse_cpulist("0;1", c, 64), -EINVAL);
+	CU_ASSERT_EQUAL(shxd_parse_cpulist("99999", c, 64), -EINVAL);
+	CU_ASSERT_EQUAL(shxd_parse_cpulist("0-9", c, 4), -E2BIG);
+}
+
+static int allowed_cpus(void)
+{
+	cpu_set_t s;
+
+	sched_getaffinity(0, sizeof(s), &s);
+	return CPU_COUNT(&s);
+}
+
+static void t_refused(void)
+{
+	struct shxd_pool_conf conf = { .nthreads = (unsigned int)allowed_cpus() +
+					       1 };
+	struct shxd_pool *p;
+	char err[256];
+
+	/* More threads than CPUs cannot be spread evenly. */
+	CU_ASSERT_EQUAL(shxd_pool_create(&conf, &p, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "OMP_NUM_THREADS"));
+	conf = (struct shxd_pool_conf){ .affinity = "0-2:" };
+	CU_ASSERT_EQUAL(shxd_pool_create(&conf, &p, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "CUSTOM_CPU_AFFINITY"));
+	conf = (struct shxd_pool_conf){ .affinity = "1000" };
+	CU_ASSERT_EQUAL(shxd_pool_create(&conf, &p, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "CPU 1000"));
+	conf = (struct shxd_pool_conf){ .nthreads = 3, .affinity = "0" };
+	CU_ASSERT_EQUAL(shxd_pool_create(&conf, &p, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "names 1 CPUs"));
+}
+
+static struct shxd_pool *g_pool;
+
+struct phases {
+	atomic_uint calls, phase1[64];
+	atomic_int bad;
+};
+
+/* Every thread counts phase 1, meets its pool, then checks that all of
+ * its pool's threads did. */
+static void worker(void *arg, const struct shxd_worker *w)
+{
+	struct phases *ph = arg;
+	cpu_set_t s;
+
+	atomic_fetch_add(&ph->calls, 1);
+	atomic_fetch_add(&ph->phase1[w->pool], 1);
+	shxd_pool_barrier(g_pool, w);
+	if (atomic_load(&ph->phase1[w->pool]) < w->nthr || w->tid >= w->nthr ||
+	    w->gtid >= w->gnthr)
+		atomic_fetch_add(&ph->bad, 1);
+	sched_getaffinity(0, sizeof(s), &s);
+	if (CPU_COUNT(&s) != 1)	/* pinned to one CPU */
+		atomic_fetch_add(&ph->bad, 1);
+}
+
+static void t_runs(void)
+{
+	struct shxd_pool_conf conf = { 0 };
+	unsigned int total = 0;
+	char err[256], desc[256];
+
+	CU_ASSERT_EQUAL_FATAL(shxd_pool_create(&conf, &g_pool, err,
+					       sizeof(err)), 0);
+	for (unsigned int k = 0; k < shxd_pool_count(g_pool); k++)
+		total += shxd_pool_threads(g_pool, k);
+	CU_ASSERT(total >= 1 && total <= (unsigned int)allowed_cpus());
+	shxd_pool_describe(g_pool, desc, sizeof(desc));
+	CU_ASSERT_PTR_NOT_NULL(strstr(desc, "node "));
+	for (int r = 0; r < 200; r++) {
+		struct phases ph;
+
+		memset(&ph, 0, sizeof(ph));
+		shxd_pool_run(g_pool, worker, &ph);
+		CU_ASSERT_EQUAL(atomic_load(&ph.calls), total);
+		CU_ASSERT_EQUAL(atomic_load(&ph.bad), 0);
+	}
+	shxd_pool_destroy(g_pool);
+}
+
+int main(void)
+{
+	static const struct t_test tests[] = {
+		{ "CUSTOM_CPU_AFFINITY lists", t_cpulist },
+		{ "settings refused with a reason", t_refused },
+		{ "runs and node barriers", t_runs },
+	};
+
+	return T_RUN_SUITE("shxd_pool", NULL, NULL, tests);
+}
