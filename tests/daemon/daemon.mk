@@ -4,3 +4,16 @@ check-syshaxd-cli: $(B)/syshaxd $(B)/syshax-demo
 	tests/daemon/cli.sh $(B)/syshaxd $(B)/syshax-demo
 
 CHECKS	+= check-syshaxd-cli
+
+# systemd readiness (sd_notify) against a private daemon.
+NOTIFY_TEST := $(B)/tests/daemon/notify_test
+
+$(NOTIFY_TEST): $(B)/tests/daemon/notify_test.o $(SHRT_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit) -pthread
+
+.PHONY: check-syshaxd-notify
+check-syshaxd-notify: $(NOTIFY_TEST) $(B)/syshaxd
+	timeout 120 $(NOTIFY_TEST) $(B)/syshaxd
+
+ALL	+= $(NOTIFY_TEST)
+CHECKS	+= check-syshaxd-notify
