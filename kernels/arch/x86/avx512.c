@@ -22,6 +22,17 @@
  * alone left batch-1 GEMV well below the read bandwidth here.
  */
 #define SHXK_PREFETCH 2048
+/*
+ * Batch 1's single row stream (float_row): SHXK_PREFETCH_ROW bytes ahead
+ * into L2, or no software prefetch at all when the f32 activation row is
+ * at most SHXK_ROW_NOPF bytes. Measured on Zen 4 (32 KiB L1), f16 M=1, one
+ * thread, x ggml: prefetcht0 2 or 8 KiB ahead 0.38-0.41 (K=2560) and
+ * 0.55-0.60 (K=5120); prefetcht1 8 KiB 0.71-0.78 and 0.82-0.84; none
+ * 0.87-0.93 and 0.60-0.66 (the hardware prefetcher keeps up with one
+ * stream while the activations stay in L1, not once they spill).
+ */
+#define SHXK_PREFETCH_ROW 8192
+#define SHXK_ROW_NOPF 12288
 
 /* ---- activations: bit-exact with shxk_act_q8_generic ---- */
 
@@ -114,7 +125,8 @@ INLINE void float_tile(const struct shxk_gemm_args *a, enum shxk_type t,
  * Row n times activation row 0, four independent accumulators: one chain
  * of FMAs (4 cycles each) would cap a 16-bit row at 8 bytes a cycle.
  */
-INLINE void float_row(const struct shxk_gemm_args *a, enum shxk_type t, size_t n)
+INLINE void float_row(const struct shxk_gemm_args *a, enum shxk_type t, size_t n,
+		      const int pf)
 {
 	const uint8_t *row = a->w + n * a->wstride;
 	const float *x = (const float *)a->act;
@@ -129,9 +141,9 @@ INLINE void float_row(const struct shxk_gemm_args *a, enum shxk_type t, size_t n
 		for (int c = 0; c < 4; c++)
 			acc[c] = _mm512_fmadd_ps(load_w(t, row, e + 16 * c, 0xffff),
 						 _mm512_loadu_ps(x + e + 16 * c), acc[c]);
-		for (size_t o = 0; o < 64 * es; o += 64)
-			_mm_prefetch((const char *)row + e * es + SHXK_PREFETCH + o,
-				     _MM_HINT_T0);
+		for (size_t o = 0; pf && o < 64 * es; o += 64)
+			_mm_prefetch((const char *)row + e * es + SHXK_PREFETCH_ROW + o,
+				     _MM_HINT_T1);
 	}
 	for (; e < a->k; e += 16) {
 		__mmask16 m = a->k - e >= 16 ? 0xffff : (__mmask16)((1u << (a->k - e)) - 1);
@@ -150,8 +162,14 @@ INLINE void gemm_float(const struct shxk_gemm_args *a, enum shxk_type t)
 	 * sequential stream, which DRAM serves faster than four.
 	 */
 	if (a->m == 1) {
-		for (size_t n = a->n0; n < a->n1; n++)
-			float_row(a, t, n);
+		int pf = a->k * sizeof(float) > SHXK_ROW_NOPF;
+
+		for (size_t n = a->n0; n < a->n1; n++) {
+			if (pf)
+				float_row(a, t, n, 1);
+			else
+				float_row(a, t, n, 0);
+		}
 		return;
 	}
 #define FLOAT_TILE(n, R, i, T) float_tile(a, t, n, i, R, T)

@@ -14,10 +14,18 @@
 #define INLINE static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 16")
 /*
- * Bytes ahead of each weight row to prefetch: 2 KiB (avx512.c) left
- * batch 1 on 14336-long rows at 70-75% of the read bandwidth with one
- * thread, 4 KiB at 88%, 8 KiB at 96-98% (syshax-bench kernels).
+ * Bytes ahead of the weight rows to prefetch, shared by the R rows of a
+ * tile: 2 KiB (avx512.c) left batch 1 on 14336-long rows at 70-75% of the
+ * read bandwidth with one thread, 4 KiB at 88%, 8 KiB at 96-98%
+ * (syshax-bench kernels). 8 KiB ahead on each of 4 rows fills Zen 4's
+ * 32 KiB L1: with 2 KiB per row, M = 2-8 gained 5-15% (x ggml, 1 thread,
+ * 13824x5120 M=4 1.08 -> 1.21, M=8 1.31-1.35 -> 1.50-1.55).
+ * Batch 1 prefetches into L2 instead once the bf16 activation row is over
+ * SHXK_L1_ACT bytes: lines prefetched into L1 then evict the activations
+ * (13824x5120 M=1, 1 thread: 0.86-0.87 -> 1.09-1.31 x ggml; 2560-long
+ * rows stay with L1, 1.03-1.10 there against 0.80 with L2).
  */
+#define SHXK_L1_ACT 16384
 #define SHXK_PREFETCH 8192
 
 /* The 32 bf16 from element e of a row of k (zeros past k). */
@@ -34,7 +42,7 @@ INLINE __m512i load32(const uint16_t *p, size_t k, size_t e)
  * the dot-product latency does not cap one row's read speed.
  */
 INLINE void dp_tile(const struct shxk_gemm_args *a, size_t n, size_t i,
-		    const int R, const int MT, const int C)
+		    const int R, const int MT, const int C, const int l2)
 {
 	const uint16_t *x[6];
 	__m512 acc[4][6][4];
@@ -65,7 +73,8 @@ INLINE void dp_tile(const struct shxk_gemm_args *a, size_t n, size_t i,
 				const uint16_t *row = (const uint16_t *)(a->w + (n + r) * a->wstride);
 				__m512bh w = (__m512bh)load32(row, a->k, ec);
 
-				_mm_prefetch((const char *)(row + ec) + SHXK_PREFETCH, _MM_HINT_T0);
+				_mm_prefetch((const char *)(row + ec) + SHXK_PREFETCH / R,
+					     l2 ? _MM_HINT_T1 : _MM_HINT_T0);
 				UNROLL
 				for (int u = 0; u < MT; u++)
 					acc[r][u][c] = _mm512_dpbf16_ps(acc[r][u][c], w,
@@ -88,8 +97,14 @@ void shxk_gemm_bf16_avx512bf16(const struct shxk_gemm_args *a)
 {
 	/* Batch 1: one sequential row stream at a time (see avx512.c). */
 	if (a->m == 1) {
-		for (size_t n = a->n0; n < a->n1; n++)
-			dp_tile(a, n, 0, 1, 1, 4);
+		int l2 = a->k * sizeof(uint16_t) > SHXK_L1_ACT;
+
+		for (size_t n = a->n0; n < a->n1; n++) {
+			if (l2)
+				dp_tile(a, n, 0, 1, 1, 4, 1);
+			else
+				dp_tile(a, n, 0, 1, 1, 4, 0);
+		}
 		return;
 	}
 	/*
@@ -97,7 +112,7 @@ void shxk_gemm_bf16_avx512bf16(const struct shxk_gemm_args *a)
 	 * activation vectors and one weight vector fill the 32 zmm
 	 * registers, the fewest loads per vdpbf16ps that fit.
 	 */
-#define DP_TILE(n, R, i, T) dp_tile(a, n, i, R, T, 1)
+#define DP_TILE(n, R, i, T) dp_tile(a, n, i, R, T, 1, 0)
 	SHXK_TILE_WALK(a, 6, DP_TILE);
 #undef DP_TILE
 }
