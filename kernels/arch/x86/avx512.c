@@ -34,6 +34,13 @@
 #define SHXK_PREFETCH_ROW 8192
 #define SHXK_ROW_NOPF 12288
 /*
+ * Past this many bytes of f32 activations (Zen 4's whole L1), batch 1
+ * goes through 4-row tiles instead: one activation load from L2 serves 4
+ * weight rows. 13824x5120 f16 M=1, one thread: 1.05-1.10 -> 1.21-1.33 x
+ * ggml (shorter rows lose with 4 streams: 4096x14336 0.89-1.03 -> 0.43-0.50).
+ */
+#define SHXK_ROW_MAX_ACT 32768
+/*
  * X8 at batch 1 (one 8-row group stream): 4 KiB ahead into L1; for Q4_0
  * with a prepared activation row over SHXK_X8_L1_ACT bytes, 8 KiB ahead
  * into L2, so the group's lines (62 KiB at K = 13824) pass the L1 without
@@ -171,9 +178,10 @@ INLINE void gemm_float(const struct shxk_gemm_args *a, enum shxk_type t)
 {
 	/*
 	 * Batch 1 reads each row once: one row at a time keeps a single
-	 * sequential stream, which DRAM serves faster than four.
+	 * sequential stream, which DRAM serves faster than four, while the
+	 * activations fit the L1 (SHXK_ROW_MAX_ACT).
 	 */
-	if (a->m == 1) {
+	if (a->m == 1 && a->k * sizeof(float) <= SHXK_ROW_MAX_ACT) {
 		int pf = a->k * sizeof(float) > SHXK_ROW_NOPF;
 
 		for (size_t n = a->n0; n < a->n1; n++) {
