@@ -205,6 +205,18 @@ static int check_moe(const struct shxd_xjob *xj, struct shxd_pjob *p)
 		ret = ffn_dims(p, g, u, d);
 		if (!ret && g->k != hidden)
 			ret = -EINVAL;
+		/* Its gate, when the set has one, must be a hidden-long
+		 * vector (never silently left out). */
+		if (!ret) {
+			char name[SHXD_TNAME_MAX];
+			const struct shxd_tensor *sg;
+
+			snprintf(name, sizeof(name),
+				 "blk.%u.ffn_gate_inp_shexp.weight", a.layer);
+			sg = shxd_wset_find(p->ws, name);
+			if (sg && (!sg->vec || sg->ne[0] != hidden))
+				ret = -EINVAL;
+		}
 	}
 	if (!ret && a.route == SYSHAX_MOE_ROUTE_ROUTER) {
 		const struct shxd_mat *r = shxd_wset_mat(

@@ -47,17 +47,25 @@ static size_t min_sz(size_t a, size_t b)
 	return a < b ? a : b;
 }
 
-/* Prepares rows [0, mc) of x (f32, width k) for w's type, split. */
-static void prepare(struct shxd_pool *pool, const struct shxd_worker *w,
-		    const struct shxk_weights *wt, const float *x, size_t k,
-		    size_t mc, void *act)
+/* Prepares rows [0, mc) of x (f32, width k, row stride ldx) for w's
+ * type, split. */
+static void prepare_ld(struct shxd_pool *pool, const struct shxd_worker *w,
+		       const struct shxk_weights *wt, const float *x,
+		       size_t ldx, size_t k, size_t mc, void *act)
 {
 	size_t a, b;
 
 	shxd_split(mc, 1, w->tid, w->nthr, &a, &b);
 	if (a < b)
-		shxk_act_prepare(wt->type, SHXK_F32, x, k, k, act, a, b);
+		shxk_act_prepare(wt->type, SHXK_F32, x, ldx, k, act, a, b);
 	shxd_pool_barrier(pool, w);
+}
+
+static void prepare(struct shxd_pool *pool, const struct shxd_worker *w,
+		    const struct shxk_weights *wt, const float *x, size_t k,
+		    size_t mc, void *act)
+{
+	prepare_ld(pool, w, wt, x, k, k, mc, act);
 }
 
 /* y[0..mc) x this thread's rows of wt, into y (ld ldy). */
@@ -71,18 +79,28 @@ static void gemm_rows(const struct shxd_worker *w, const struct shxk_weights *wt
 		shxk_gemm(wt, act, mc, y, SHXK_F32, ldy, a, b);
 }
 
+/*
+ * A matrix split by rows: each pool writes its columns [b[p], b[p+1]) of
+ * out. Split by columns (FFN down): each pool multiplies its slice of X's
+ * columns by its slice of W's and writes all n columns of its partial
+ * output, summed by run_gemm.
+ */
 static void gemm_worker(struct task *t, const struct shxd_worker *w)
 {
 	struct shxd_pool *pool = t->cpu->pool;
 	const struct shxk_weights *wt = &t->w->part[w->pool];
 	void *act = t->cpu->sc[w->pool][SC_ACT].p;
+	bool cols = t->w->by_cols;
+	size_t xoff = cols ? t->w->b[w->pool] : 0;
 
 	for (size_t c = 0; c < t->m && wt->n; c += SHXK_GEMM_MAX_M) {
 		size_t mc = min_sz(t->m - c, SHXK_GEMM_MAX_M);
+		float *out = cols ? t->pout[w->pool] + c * t->w->n :
+			     t->out + c * t->w->n + t->w->b[w->pool];
 
-		prepare(pool, w, wt, t->in + c * t->k, t->k, mc, act);
-		gemm_rows(w, wt, act, mc, t->out + c * t->w->n + t->w->b[w->pool],
-			  t->w->n);
+		prepare_ld(pool, w, wt, t->in + c * t->k + xoff, t->k, wt->k,
+			   mc, act);
+		gemm_rows(w, wt, act, mc, out, t->w->n);
 		/* The next chunk rewrites act. */
 		shxd_pool_barrier(pool, w);
 	}
@@ -155,7 +173,9 @@ static int grow_gemm(struct shxd_cpu *cpu, const struct shxd_mat *m, size_t rows
 
 	for (unsigned int p = 0; p < shxd_pool_count(cpu->pool); p++)
 		if (!shxd_scratch(&cpu->sc[p][SC_ACT],
-				  mc * shxk_act_row_size(m->type, m->k)))
+				  mc * shxk_act_row_size(m->type, m->k)) ||
+		    (m->by_cols && !shxd_scratch(&cpu->sc[p][SC_OUT],
+						 rows * m->n * sizeof(float))))
 			return -ENOMEM;
 	return 0;
 }
@@ -208,11 +228,23 @@ static int run_gemm(struct shxd_cpu *cpu, const struct shxd_mat *m,
 {
 	struct task t = { .cpu = cpu, .k = m->k, .w = m, .in = in, .m = rows,
 			  .out = out };
+	unsigned int np = shxd_pool_count(cpu->pool);
 	int ret = grow_gemm(cpu, m, rows);
 
-	if (!ret)
-		shxd_pool_run(cpu->pool, task_worker, &t);
-	return ret;
+	if (ret)
+		return ret;
+	for (unsigned int p = 0; m->by_cols && p < np; p++)
+		t.pout[p] = cpu->sc[p][SC_OUT].p;
+	shxd_pool_run(cpu->pool, task_worker, &t);
+	if (m->by_cols) {
+		/* The sum of the partial outputs of the pools that hold
+		 * columns. */
+		memset(out, 0, rows * m->n * sizeof(float));
+		for (unsigned int p = 0; p < np; p++)
+			for (size_t i = 0; m->part[p].n && i < rows * m->n; i++)
+				out[i] += t.pout[p][i];
+	}
+	return 0;
 }
 
 /* The jobs' X rows, as f32, one after another; returns the row count. */
@@ -403,7 +435,7 @@ static int linear_moe(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 	bool shared = p->flags & SYSHAX_MOE_SHARED;
 	const struct shxd_mat *g0 = shxd_wset_expert(p->ws, p->layer, "gate", 0);
 	struct task t = { .cpu = cpu, .k = g0->k };
-	size_t m, hid = g0->k, rows;
+	size_t m, hid = g0->k, rows, segoff;
 	uint32_t *off, *order, *pos;
 	float *x, *h, *hg, *eo, *y, *wts;
 	struct seg *segs;
@@ -414,8 +446,12 @@ static int linear_moe(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 	h = x ? normed(cpu, p, x, m, hid) : NULL;
 	ids = shxd_scratch(&cpu->ms[MS_IDS], m * k * sizeof(*ids));
 	wts = shxd_scratch(&cpu->ms[MS_WTS], m * k * sizeof(*wts));
-	off = shxd_scratch(&cpu->ms[MS_GRP], ((nexp + 1) + 2 * m * k) *
-			   sizeof(uint32_t) + (nexp + 1) * sizeof(struct seg));
+	/* off, order, pos (u32), then the segments at their alignment. */
+	segoff = ((nexp + 1) + 2 * m * k) * sizeof(uint32_t);
+	segoff = (segoff + _Alignof(struct seg) - 1) &
+		 ~(size_t)(_Alignof(struct seg) - 1);
+	off = shxd_scratch(&cpu->ms[MS_GRP], segoff +
+			   (nexp + 1) * sizeof(struct seg));
 	rows = m * k + (shared ? m : 0);
 	hg = shxd_scratch(&cpu->ms[MS_SH], m * k * hid * sizeof(float));
 	eo = shxd_scratch(&cpu->ms[MS_EO], rows * hid * sizeof(float));
@@ -424,7 +460,7 @@ static int linear_moe(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 		return -ENOMEM;
 	order = off + nexp + 1;
 	pos = order + m * k;
-	segs = (struct seg *)(void *)(pos + m * k);
+	segs = (struct seg *)(void *)((uint8_t *)off + segoff);
 	ret = route(cpu, pj, n, h, m, ids, wts);
 	if (!ret)
 		ret = shxk_moe_group(ids, m, k, nexp, off, order, pos);

@@ -232,7 +232,12 @@ static int describe(struct shxd_wset *ws, const struct shxd_wsrc *src,
 			snprintf(t->name, sizeof(t->name), "%s", d->name);
 		t->ndim = d->ndim;
 		memcpy(t->ne, d->ne, sizeof(t->ne));
-		if (d->ndim > 1) {
+		/* Hugging Face's shared_expert_gate is nn.Linear(hidden, 1):
+		 * [1 x hidden], the vector GGUF stores 1-D. */
+		if (d->ndim == 2 && d->ne[1] == 1 &&
+		    strstr(t->name, ".ffn_gate_inp_shexp."))
+			t->ndim = 1;
+		if (t->ndim > 1) {
 			t->nmats = d->ne[2] * d->ne[3];
 			t->mats = calloc(t->nmats, sizeof(*t->mats));
 			if (!t->mats)

@@ -1,0 +1,35 @@
+# tests/engine/: the CPU engine's end-to-end suite, both backends.
+#   host: make check-engine-ops -> a syshaxd broker without engines on a
+#         private socket (scripts/with-syshaxd); the suite starts its own
+#         engine (syshaxd --engine-only) with a private model_dir
+#   VM:   make vm-check -> the suite runs in the guest against /dev/syshax
+#         and starts /bin/syshaxd --engine-only (2 NUMA nodes: --threads 2
+#         gives each node one worker, so weights really are split)
+ENGINE_OPS_SRCS := $(sort $(wildcard tests/engine/*.c))
+ENGINE_OPS_OBJS := $(ENGINE_OPS_SRCS:%.c=$(B)/%.o)
+ENGINE_OPS_BIN  := $(B)/tests/engine/engine_ops
+# tests/lib/lib.mk (T_WFILE_OBJ) is read after this file (sorted includes):
+# name its object directly.
+ENGINE_OPS_WFILE := $(B)/tests/lib/t_wfile.o
+
+$(ENGINE_OPS_OBJS): CPPFLAGS_tests += -I$(CURDIR)/runtime/include \
+	-I$(CURDIR)/tools -I$(CURDIR)/tests/lib
+
+# UBSAN_OPTIONS: with make SAN=1, undefined behaviour in the engine stops
+# it (and fails the suite) instead of only printing.
+
+# Static library: the same binary runs in the VM guest.
+$(ENGINE_OPS_BIN): $(ENGINE_OPS_OBJS) $(ENGINE_OPS_WFILE) $(SHRT_A)
+	$(CC) $(LDFLAGS) -o $@ $(ENGINE_OPS_OBJS) $(ENGINE_OPS_WFILE) \
+		$(SHRT_A) $(shell $(PKG_CONFIG) --libs cunit) -lm -pthread
+
+.PHONY: check-engine-ops
+check-engine-ops: $(ENGINE_OPS_BIN) $(B)/syshaxd
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	scripts/with-syshaxd $(B)/syshaxd --no-engine -- \
+		env SYSHAX_ENGINE_CMD="$(B)/syshaxd --engine-only --foreground" \
+		timeout 600 $(ENGINE_OPS_BIN)
+
+ALL	+= $(ENGINE_OPS_BIN)
+CHECKS	+= check-engine-ops
+VM_BINS	+= $(ENGINE_OPS_BIN)
