@@ -70,6 +70,13 @@
 			SHXK_M_WALK((a)->m, MT, TILE, n_, 1);		\
 	} while (0)
 
+/* Weight rows a->n0..n1 one at a time, each over SHXK_M_WALK: one stream. */
+#define SHXK_ROW_WALK(a, MT, TILE)					\
+	do {								\
+		for (size_t n_ = (a)->n0; n_ < (a)->n1; n_++)		\
+			SHXK_M_WALK((a)->m, MT, TILE, n_, 1);		\
+	} while (0)
+
 /* The X8 layout's row groups g over a->n0..n1, each over SHXK_M_WALK. */
 #define SHXK_X8_WALK(a, MT, TILE)					\
 	do {								\
