@@ -8,21 +8,17 @@
 ENGINE_OPS_SRCS := $(sort $(wildcard tests/engine/*.c))
 ENGINE_OPS_OBJS := $(ENGINE_OPS_SRCS:%.c=$(B)/%.o)
 ENGINE_OPS_BIN  := $(B)/tests/engine/engine_ops
-# tests/lib/lib.mk (T_WFILE_OBJ) is read after this file (sorted includes):
-# name its object directly.
-ENGINE_OPS_WFILE := $(B)/tests/lib/t_wfile.o
 
 $(ENGINE_OPS_OBJS): CPPFLAGS_tests += -I$(CURDIR)/runtime/include \
 	-I$(CURDIR)/tools -I$(CURDIR)/tests/lib
 
-# UBSAN_OPTIONS: with make SAN=1, undefined behaviour in the engine stops
-# it (and fails the suite) instead of only printing.
-
 # Static library: the same binary runs in the VM guest.
-$(ENGINE_OPS_BIN): $(ENGINE_OPS_OBJS) $(ENGINE_OPS_WFILE) $(SHRT_A)
-	$(CC) $(LDFLAGS) -o $@ $(ENGINE_OPS_OBJS) $(ENGINE_OPS_WFILE) \
+$(ENGINE_OPS_BIN): $(ENGINE_OPS_OBJS) $(T_WFILE_OBJ) $(SHRT_A)
+	$(CC) $(LDFLAGS) -o $@ $(ENGINE_OPS_OBJS) $(T_WFILE_OBJ) \
 		$(SHRT_A) $(shell $(PKG_CONFIG) --libs cunit) -lm -pthread
 
+# UBSAN_OPTIONS: with make SAN=1, undefined behaviour in the engine stops
+# it (and fails the suite) instead of only printing.
 .PHONY: check-engine-ops
 check-engine-ops: $(ENGINE_OPS_BIN) $(B)/syshaxd
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
