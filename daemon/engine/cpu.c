@@ -18,7 +18,7 @@ _Static_assert((int)SYSHAX_DT_F32 == SHXK_F32 && (int)SYSHAX_DT_F16 ==
 	       SHXK_Q4_0 && (int)SHXD_T_Q4_0 == SHXK_Q4_0,
 	       "one numbering for element types");
 
-static uint64_t now_ns(void)
+uint64_t shxd_now_ns(void)
 {
 	struct timespec ts;
 
@@ -251,7 +251,7 @@ static void run_batch(struct shxd_cpu *cpu, struct shxd_xjob *jobs,
 {
 	struct shxd_pjob pj[SHXD_ENGINE_BATCH], *pp[SHXD_ENGINE_BATCH];
 	unsigned int np = 0;
-	uint64_t tokens, t0 = now_ns();
+	uint64_t tokens, t0 = shxd_now_ns();
 	int ret;
 
 	ret = shxd_op_check(cpu, &jobs[i], &pj[0]);
@@ -292,7 +292,7 @@ static void run_batch(struct shxd_cpu *cpu, struct shxd_xjob *jobs,
 
 		c->status = ret;
 		c->result = ret ? 0 : pp[k]->m;
-		c->exec_ns = now_ns() - t0;
+		c->exec_ns = shxd_now_ns() - t0;
 		shxd_pjob_release(pp[k]);
 	}
 	account(cpu, pj[0].op, np, tokens, ret, np > 1);
@@ -303,10 +303,9 @@ void shxd_cpu_exec(struct shxd_cpu *cpu, struct shxd_xjob *jobs,
 {
 	bool done[SHXD_ENGINE_BATCH] = { false };
 
-	pthread_mutex_lock(&cpu->exec_lock);
 	for (unsigned int i = 0; i < n; i++) {
 		const struct syshax_job *job = jobs[i].job;
-		uint64_t t0 = now_ns();
+		uint64_t t0 = shxd_now_ns();
 		int ret;
 
 		if (done[i])
@@ -319,13 +318,17 @@ void shxd_cpu_exec(struct shxd_cpu *cpu, struct shxd_xjob *jobs,
 		case SYSHAX_OP_GEMM:
 		case SYSHAX_OP_FFN:
 		case SYSHAX_OP_MOE:
+			pthread_mutex_lock(&cpu->exec_lock);
 			run_batch(cpu, jobs, i, n, cpls, done);
+			pthread_mutex_unlock(&cpu->exec_lock);
 			continue;
 		case SYSHAX_OP_ATTN_DECODE:
+			pthread_mutex_lock(&cpu->exec_lock);
 			ret = shxd_op_attn(cpu, &jobs[i]);
 			cpls[i].result = ret ? 0 : ((const struct
 				syshax_attn_decode_params *)job->params)->num_seqs;
 			account(cpu, job->op, 1, cpls[i].result, ret, false);
+			pthread_mutex_unlock(&cpu->exec_lock);
 			break;
 		case SYSHAX_OP_WEIGHTS_LOAD:
 		case SYSHAX_OP_WEIGHTS_FREE:
@@ -337,7 +340,6 @@ void shxd_cpu_exec(struct shxd_cpu *cpu, struct shxd_xjob *jobs,
 			break;
 		}
 		cpls[i].status = ret;
-		cpls[i].exec_ns = now_ns() - t0;
+		cpls[i].exec_ns = shxd_now_ns() - t0;
 	}
-	pthread_mutex_unlock(&cpu->exec_lock);
 }

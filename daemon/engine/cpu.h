@@ -2,7 +2,8 @@
 /*
  * The CPU engine: worker pools, weight sets and the compute ops
  * (syshax_ops.h) on fetched jobs. Engine threads share one struct shxd_cpu;
- * batches run one at a time on its pools.
+ * batches run one at a time on its pools, while a WEIGHTS_LOAD (seconds
+ * for a large file) keeps only its own engine thread busy.
  */
 #ifndef SHXD_CPU_H
 #define SHXD_CPU_H
@@ -51,6 +52,9 @@ struct shxd_xjob {
  */
 void shxd_cpu_exec(struct shxd_cpu *cpu, struct shxd_xjob *jobs,
 		   unsigned int n, struct syshax_engine_cpl *cpls);
+
+/* CLOCK_MONOTONIC in ns. */
+uint64_t shxd_now_ns(void);
 
 /* Loads a weights file at start (config "preload"); returns the id. */
 int shxd_cpu_preload(struct shxd_cpu *cpu, const char *path, uint64_t *id,

@@ -26,7 +26,9 @@ struct shxd_cpu {
 	enum shxk_type quantize;
 	unsigned int max_batch, max_wsets;
 
-	pthread_mutex_t exec_lock;	/* one batch at a time on the pools */
+	/* One batch at a time on the pools and their scratch; weight loads,
+	 * frees and stats run beside it on their engine thread. */
+	pthread_mutex_t exec_lock;
 	struct scratch sc[SHXD_MAX_POOLS][SC_SLOTS];
 	struct scratch ms[MS_SLOTS];
 	uint64_t pool_ns[SHXD_MAX_POOLS];	/* last run, per pool */

@@ -20,14 +20,6 @@ struct batch_maps {
 	unsigned int nr;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static int batch_map(struct syshax *sh, struct batch_maps *bm, uint64_t id,
 		     const struct shxd_mapping **out)
 {
@@ -96,7 +88,7 @@ static int open_backend(const struct shxd_engine_conf *conf,
 		.backend = conf->backend,
 		.path = conf->path,
 	};
-	uint64_t deadline = now_ns() + conf->connect_ms * 1000000ULL;
+	uint64_t deadline = shxd_now_ns() + conf->connect_ms * 1000000ULL;
 	const struct timespec pause = { 0, CONNECT_RETRY_NS };
 	int ret;
 
@@ -105,7 +97,7 @@ static int open_backend(const struct shxd_engine_conf *conf,
 		/* The broker may still be starting: its socket is missing or
 		 * not listening yet. */
 		if ((ret != -ENOENT && ret != -ECONNREFUSED) || *stop ||
-		    now_ns() >= deadline)
+		    shxd_now_ns() >= deadline)
 			return ret;
 		nanosleep(&pause, NULL);
 	}

@@ -16,6 +16,7 @@
 #define MIN_CHUNK	512
 
 struct attn_task {
+	struct shxd_cpu *cpu;
 	struct shxk_kv_cache kv;
 	const int32_t *bt;		/* block tables, max_blocks per seq */
 	const int32_t *lens;		/* checked copies */
@@ -28,6 +29,7 @@ struct attn_task {
 static void attn_worker(void *arg, const struct shxd_worker *w)
 {
 	struct attn_task *t = arg;
+	uint64_t t0 = shxd_now_ns();
 	size_t group = t->qh / t->kv.kv_heads;
 	size_t items = t->seqs * t->kv.kv_heads * t->chunks;
 
@@ -43,6 +45,8 @@ static void attn_worker(void *arg, const struct shxd_worker *w)
 				 c1, t->parts + po * t->hd, t->ml + po * 2,
 				 kvh * group, (kvh + 1) * group);
 	}
+	if (!w->tid)
+		t->cpu->pool_ns[w->pool] = shxd_now_ns() - t0;
 }
 
 /* shxd_ref_span() that keeps the first error in *err. */
@@ -79,6 +83,7 @@ int shxd_op_attn(struct shxd_cpu *cpu, const struct shxd_xjob *xj)
 		  SYSHAX_JOB_PARAMS_SIZE - sizeof(a)))
 		return -EINVAL;
 	memset(&t, 0, sizeof(t));
+	t.cpu = cpu;
 	t.seqs = a.num_seqs;
 	t.qh = a.q_heads;
 	t.hd = a.head_dim;

@@ -9,7 +9,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "cpu_int.h"
 
@@ -33,14 +32,6 @@ struct task {
 	unsigned int nseg;
 	float *pout[SHXD_MAX_POOLS];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static size_t min_sz(size_t a, size_t b)
 {
@@ -153,7 +144,7 @@ static void seg_worker(struct task *t, const struct seg *s,
 static void task_worker(void *arg, const struct shxd_worker *w)
 {
 	struct task *t = arg;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = shxd_now_ns();
 
 	if (t->w)
 		gemm_worker(t, w);
@@ -163,7 +154,7 @@ static void task_worker(void *arg, const struct shxd_worker *w)
 		shxd_pool_barrier(t->cpu->pool, w);
 	}
 	if (!w->tid)
-		t->cpu->pool_ns[w->pool] = now_ns() - t0;
+		t->cpu->pool_ns[w->pool] = shxd_now_ns() - t0;
 }
 
 /* Node-local scratch for the largest chunk a task's pieces need. */
