@@ -14,18 +14,22 @@
 #define INLINE static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 16")
 /*
- * Bytes ahead of the weight rows to prefetch, shared by the R rows of a
- * tile: 2 KiB (avx512.c) left batch 1 on 14336-long rows at 70-75% of the
- * read bandwidth with one thread, 4 KiB at 88%, 8 KiB at 96-98%
- * (syshax-bench kernels). 8 KiB ahead on each of 4 rows fills Zen 4's
- * 32 KiB L1: with 2 KiB per row, M = 2-8 gained 5-15% (x ggml, 1 thread,
- * 13824x5120 M=4 1.08 -> 1.21, M=8 1.31-1.35 -> 1.50-1.55).
+ * Bytes ahead of each weight row to prefetch: 2 KiB (avx512.c) left
+ * batch 1 on 14336-long rows at 70-75% of the read bandwidth with one
+ * thread, 4 KiB at 88%, 8 KiB at 96-98% (syshax-bench kernels).
+ * Tiles of R rows longer than SHXK_LONG_ROW bytes share the 8 KiB (2 KiB
+ * each for 4 rows): 8 KiB ahead on each of 4 such rows fills Zen 4's
+ * 32 KiB L1 (x ggml, 1 thread, 13824x5120 M=8 1.26-1.30 -> 1.47-1.51,
+ * M=32 1.60-1.71 -> 1.85-1.89). Shorter rows keep 8 KiB each: shared,
+ * 4096x14336 M=8 fell from 1.52-1.60 to 1.29-1.34, 2048x768 from 1.53-1.56
+ * to 1.22-1.26 (2560x9728 alone gained, 1.33-1.36 -> 1.45-1.47).
  * Batch 1 prefetches into L2 instead once the bf16 activation row is over
  * SHXK_L1_ACT bytes: lines prefetched into L1 then evict the activations
  * (13824x5120 M=1, 1 thread: 0.86-0.87 -> 1.09-1.31 x ggml; 2560-long
  * rows stay with L1, 1.03-1.10 there against 0.80 with L2).
  */
 #define SHXK_L1_ACT 16384
+#define SHXK_LONG_ROW 8192
 #define SHXK_PREFETCH 8192
 
 /* The 32 bf16 from element e of a row of k (zeros past k). */
@@ -46,6 +50,8 @@ INLINE void dp_tile(const struct shxk_gemm_args *a, size_t n, size_t i,
 {
 	const uint16_t *x[6];
 	__m512 acc[4][6][4];
+	size_t ahead = a->k * sizeof(uint16_t) > SHXK_LONG_ROW ?
+		       SHXK_PREFETCH / R : SHXK_PREFETCH;
 
 	UNROLL
 	for (int u = 0; u < MT; u++)
@@ -73,7 +79,7 @@ INLINE void dp_tile(const struct shxk_gemm_args *a, size_t n, size_t i,
 				const uint16_t *row = (const uint16_t *)(a->w + (n + r) * a->wstride);
 				__m512bh w = (__m512bh)load32(row, a->k, ec);
 
-				_mm_prefetch((const char *)(row + ec) + SHXK_PREFETCH / R,
+				_mm_prefetch((const char *)(row + ec) + ahead,
 					     l2 ? _MM_HINT_T1 : _MM_HINT_T0);
 				UNROLL
 				for (int u = 0; u < MT; u++)
