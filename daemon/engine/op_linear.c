@@ -128,11 +128,14 @@ static void seg_worker(struct task *t, const struct seg *s,
 						 act_u, a, b);
 		}
 		shxd_pool_barrier(pool, w);
-		gemm_rows(w, g, sc[SC_ACT].p, mc, G, f);
-		gemm_rows(w, u, act_u, mc, U, f);
-		shxd_pool_barrier(pool, w);
-		shxd_split(f, 16, w->tid, w->nthr, &a, &b);
-		shxk_swiglu(G, f, U, f, G, f, mc, a, b);
+		/* Gate, up and SwiGLU on this thread's columns of G and U:
+		 * nothing here needs another thread's. */
+		shxd_split(f, SHXD_SPLIT_ALIGN, w->tid, w->nthr, &a, &b);
+		if (a < b) {
+			shxk_gemm(g, sc[SC_ACT].p, mc, G, SHXK_F32, f, a, b);
+			shxk_gemm(u, act_u, mc, U, SHXK_F32, f, a, b);
+			shxk_swiglu(G, f, U, f, G, f, mc, a, b);
+		}
 		shxd_pool_barrier(pool, w);
 		prepare(pool, w, d, G, f, mc, sc[SC_ACTD].p);
 		gemm_rows(w, d, sc[SC_ACTD].p, mc, out + c * hid, hid);

@@ -3,6 +3,10 @@
 #include "pool.h"
 
 #include <ctype.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <errno.h>
 #include <numa.h>
 #include <pthread.h>
@@ -12,6 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 struct worker {
 	pthread_t tid;
@@ -21,12 +28,49 @@ struct worker {
 	bool started;
 };
 
+/*
+ * A node barrier: threads spin a little (the phases of one batch are
+ * short and the CPUs are the batch's anyway), then sleep on a futex.
+ */
 struct node_pool {
 	int node;
 	unsigned int nthr;
-	pthread_barrier_t barrier;
-	bool barrier_init;
+	_Alignas(64) atomic_uint arrived;	/* at the current barrier */
+	atomic_uint phase;			/* barriers passed */
+	atomic_uint sleepers;			/* in futex_wait on phase */
 };
+
+/* How long a thread spins at a barrier before it sleeps. */
+#define BARRIER_SPIN_NS	200000
+
+static void futex_wait(atomic_uint *word, unsigned int val)
+{
+	syscall(SYS_futex, (unsigned int *)word, FUTEX_WAIT_PRIVATE, val,
+		NULL, NULL, 0);
+}
+
+static void futex_wake_all(atomic_uint *word)
+{
+	syscall(SYS_futex, (unsigned int *)word, FUTEX_WAKE_PRIVATE, INT_MAX,
+		NULL, NULL, 0);
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 struct shxd_pool {
 	unsigned int npools, nthreads;
@@ -288,9 +332,6 @@ int shxd_pool_create(const struct shxd_pool_conf *conf,
 	pthread_cond_init(&p->wake, NULL);
 	pthread_cond_init(&p->done, NULL);
 	for (unsigned int k = 0; k < p->npools; k++) {
-		pthread_barrier_init(&p->pools[k].barrier, NULL,
-				     p->pools[k].nthr);
-		p->pools[k].barrier_init = true;
 		for (unsigned int t = 0; t < p->pools[k].nthr; t++, g++) {
 			struct worker *wk = &p->workers[g];
 
@@ -336,9 +377,6 @@ void shxd_pool_destroy(struct shxd_pool *p)
 	for (unsigned int g = 0; g < p->nthreads; g++)
 		if (p->workers[g].started)
 			pthread_join(p->workers[g].tid, NULL);
-	for (unsigned int k = 0; k < p->npools; k++)
-		if (p->pools[k].barrier_init)
-			pthread_barrier_destroy(&p->pools[k].barrier);
 	pthread_cond_destroy(&p->wake);
 	pthread_cond_destroy(&p->done);
 	pthread_mutex_destroy(&p->lock);
@@ -393,6 +431,38 @@ void shxd_pool_run(struct shxd_pool *p, shxd_pool_fn fn, void *arg)
 
 void shxd_pool_barrier(struct shxd_pool *p, const struct shxd_worker *w)
 {
-	if (w->nthr > 1)
-		pthread_barrier_wait(&p->pools[w->pool].barrier);
+	struct node_pool *np = &p->pools[w->pool];
+	unsigned int ph;
+	uint64_t until = 0;
+
+	if (w->nthr < 2)
+		return;
+	ph = atomic_load_explicit(&np->phase, memory_order_acquire);
+	if (atomic_fetch_add_explicit(&np->arrived, 1,
+				      memory_order_acq_rel) + 1 == w->nthr) {
+		/* Reset before the release: a thread past this barrier
+		 * arrives at the next one only after it sees the phase. */
+		atomic_store_explicit(&np->arrived, 0, memory_order_relaxed);
+		atomic_fetch_add(&np->phase, 1);
+		if (atomic_load(&np->sleepers))
+			futex_wake_all(&np->phase);
+		return;
+	}
+	for (unsigned int i = 0;; i++) {
+		if (atomic_load_explicit(&np->phase, memory_order_acquire) != ph)
+			return;
+		cpu_relax();
+		if (i % 64)
+			continue;
+		if (!until)
+			until = mono_ns() + BARRIER_SPIN_NS;
+		else if (mono_ns() > until)
+			break;
+	}
+	/* sleepers is raised before phase is read again, and read after
+	 * phase is bumped (both sequentially consistent): no lost wake-up. */
+	atomic_fetch_add(&np->sleepers, 1);
+	while (atomic_load(&np->phase) == ph)
+		futex_wait(&np->phase, ph);
+	atomic_fetch_sub(&np->sleepers, 1);
 }
