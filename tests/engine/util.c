@@ -77,11 +77,31 @@ uint64_t tc_off(const struct tc *c, const void *p)
 	return (uint64_t)((const uint8_t *)p - (const uint8_t *)c->buf.addr);
 }
 
+/* Waits for at least one completion and files each under its user_data
+ * (a job's index); *done counts them. -EPROTO for an unknown or repeated
+ * one. */
+static int reap(struct tc *c, unsigned int n, struct syshax_completion *cpl,
+		unsigned char *seen, unsigned int *done, int64_t timeout)
+{
+	struct syshax_completion tmp[64];
+	int ret = syshax_wait(c->sh, tmp, 1, 64, timeout);
+
+	for (int k = 0; k < ret; k++) {
+		uint64_t u = tmp[k].user_data;
+
+		if (u >= n || seen[u])
+			return -EPROTO;
+		seen[u] = 1;
+		cpl[u] = tmp[k];
+		(*done)++;
+	}
+	return ret < 0 ? ret : 0;
+}
+
 int tc_run(struct tc *c, struct syshax_job *jobs, unsigned int n,
 	   struct syshax_completion *cpl)
 {
 	unsigned int done = 0, sent = 0, i;
-	struct syshax_completion tmp[64];
 	unsigned char *seen = calloc(n ? n : 1, 1);
 	int ret = 0;
 
@@ -89,52 +109,18 @@ int tc_run(struct tc *c, struct syshax_job *jobs, unsigned int n,
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		jobs[i].user_data = i;
-	while (sent < n) {
+	while (!ret && sent < n) {
 		ret = syshax_submit(c->sh, jobs + sent, n - sent);
-		if (ret == -EAGAIN && done < sent) {
-			/* The queue is full: reap some first. */
-			ret = 0;
-		} else if (ret < 0) {
-			break;
-		} else {
+		if (ret >= 0) {
 			sent += (unsigned int)ret;
 			ret = 0;
-			continue;
+		} else if (ret == -EAGAIN && done < sent) {
+			/* The queue is full: reap some first. */
+			ret = reap(c, n, cpl, seen, &done, 30 * T_SEC);
 		}
-		ret = syshax_wait(c->sh, tmp, 1, 64, 30 * T_SEC);
-		if (ret < 0)
-			break;
-		for (int k = 0; k < ret; k++) {
-			uint64_t u = tmp[k].user_data;
-
-			if (u >= n || seen[u]) {
-				ret = -EPROTO;
-				goto out;
-			}
-			seen[u] = 1;
-			cpl[u] = tmp[k];
-			done++;
-		}
-		ret = 0;
 	}
-	while (!ret && done < sent) {
-		ret = syshax_wait(c->sh, tmp, 1, 64, 60 * T_SEC);
-		if (ret < 0)
-			break;
-		for (int k = 0; k < ret; k++) {
-			uint64_t u = tmp[k].user_data;
-
-			if (u >= n || seen[u]) {
-				ret = -EPROTO;
-				goto out;
-			}
-			seen[u] = 1;
-			cpl[u] = tmp[k];
-			done++;
-		}
-		ret = 0;
-	}
-out:
+	while (!ret && done < sent)
+		ret = reap(c, n, cpl, seen, &done, 60 * T_SEC);
 	free(seen);
 	if (ret) {
 		printf("\n  tc_run: %u jobs, %u sent, %u done: %s\n", n, sent,

@@ -111,11 +111,13 @@ static void t_load(void)
 }
 
 /* Runs shxd_config_parse() on a NULL-terminated argv; output discarded. */
-static int parse(struct shxd_config *c, char **argv, char **out)
+/* Parses argv; the output text in *out, the error text in *err (or
+ * dropped when err is NULL). */
+static int parse_to(struct shxd_config *c, char **argv, char **out, char **err)
 {
-	size_t outlen;
+	size_t outlen, errlen;
 	FILE *o = open_memstream(out, &outlen);
-	FILE *e = fopen("/dev/null", "w");
+	FILE *e = err ? open_memstream(err, &errlen) : fopen("/dev/null", "w");
 	int argc = 0, ret;
 
 	while (argv[argc])
@@ -124,6 +126,11 @@ static int parse(struct shxd_config *c, char **argv, char **out)
 	fclose(o);
 	fclose(e);
 	return ret;
+}
+
+static int parse(struct shxd_config *c, char **argv, char **out)
+{
+	return parse_to(c, argv, out, NULL);
 }
 
 static void t_parse(void)
@@ -203,17 +210,9 @@ static void t_parse(void)
 /* As parse(), with the error text in *err. */
 static int parse_err(struct shxd_config *c, char **argv, char **err)
 {
-	size_t len, olen;
 	char *out = NULL;
-	FILE *o = open_memstream(&out, &olen);
-	FILE *e = open_memstream(err, &len);
-	int argc = 0, ret;
+	int ret = parse_to(c, argv, &out, err);
 
-	while (argv[argc])
-		argc++;
-	ret = shxd_config_parse(c, argc, argv, o, e);
-	fclose(o);
-	fclose(e);
 	free(out);
 	return ret;
 }
