@@ -16,3 +16,17 @@ install-syshax-bench: $(B)/syshax-bench
 	install -D -m 0755 $< $(DESTDIR)$(PREFIX)/bin/syshax-bench
 	install -D -m 0644 docs/man/syshax-bench.1 \
 		$(DESTDIR)$(PREFIX)/share/man/man1/syshax-bench.1
+
+# syshax-bench ffn end to end on a tiny layer (a private syshaxd): every
+# figure printed, and a usage error is status 2.
+.PHONY: check-bench-ffn
+check-bench-ffn: $(B)/syshax-bench $(B)/syshaxd
+	out=$$(timeout 120 $(B)/syshax-bench ffn --hidden 64 --ff 128 \
+		--rounds 3 --seconds 0.2 --json 2>/dev/null) && \
+	for k in job_us exec_us bare_us overhead tps_1 tps_4 tps_16 \
+		x16_vs_1 tokens_per_run_16; do \
+		echo "$$out" | grep -q "\"$$k\": -\{0,1\}[0-9]" || \
+			{ echo "check-bench-ffn: no $$k in: $$out"; exit 1; }; \
+	done && test $$(echo "$$out" | grep -c '"type"') -eq 2
+	$(B)/syshax-bench ffn --type q5 >/dev/null 2>&1; test $$? -eq 2
+CHECKS += check-bench-ffn
