@@ -189,20 +189,21 @@ static int run_broker(const struct shxd_config *cfg, struct engine_thread *t,
 	return ret ? ret : eret;
 }
 
-/* daemon() moves to "/": a relative socket path must not move with it. */
-static int absolute_socket(struct shxd_config *cfg)
+/* daemon() moves to "/": a relative path (socket, model_dir) must not
+ * move with it. path holds PATH_MAX bytes. */
+static int absolute_path(char *path)
 {
-	char cwd[PATH_MAX], abs[sizeof(cfg->socket)];
+	char cwd[PATH_MAX], abs[PATH_MAX];
 	int n;
 
-	if (!cfg->socket[0] || cfg->socket[0] == '/')
+	if (!path[0] || path[0] == '/')
 		return 0;
 	if (!getcwd(cwd, sizeof(cwd)))
 		return -errno;
-	n = snprintf(abs, sizeof(abs), "%s/%s", cwd, cfg->socket);
+	n = snprintf(abs, sizeof(abs), "%s/%s", cwd, path);
 	if (n < 0 || (size_t)n >= sizeof(abs))
 		return -ENAMETOOLONG;
-	memcpy(cfg->socket, abs, (size_t)n + 1);
+	memcpy(path, abs, (size_t)n + 1);
 	return 0;
 }
 
@@ -310,9 +311,12 @@ int main(int argc, char **argv)
 		return 2;
 	if (ret == SHXD_EXIT_OK)
 		return 0;
-	ret = absolute_socket(&cfg);
+	ret = absolute_path(cfg.socket);
+	if (!ret)
+		ret = absolute_path(cfg.model_dir);
 	if (ret) {
-		fprintf(stderr, "syshaxd: socket path: %s\n", strerror(-ret));
+		fprintf(stderr, "syshaxd: socket or model_dir path: %s\n",
+			strerror(-ret));
 		return 2;
 	}
 	if (cfg.print_placement[0])
