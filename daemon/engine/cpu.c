@@ -36,6 +36,13 @@ bool shxd_zero(const void *p, size_t n)
 	return true;
 }
 
+int shxd_params(const struct shxd_xjob *xj, void *dst, size_t size)
+{
+	memcpy(dst, xj->job->params, size);
+	return shxd_zero(xj->job->params + size,
+			 SYSHAX_JOB_PARAMS_SIZE - size) ? 0 : -EINVAL;
+}
+
 int shxd_ref_span(const struct shxd_xjob *xj, unsigned int i, uint32_t access,
 		  uint64_t bytes, void **ptr)
 {

@@ -51,12 +51,17 @@ struct shxd_pjob {
 	uint32_t flags;
 	float eps;
 	const struct shxd_mat *w;	/* GEMM */
+	/* FFN: its gate, up and down; MOE: the shared expert's (or NULL). */
+	const struct shxd_mat *g, *u, *d;
+	const float *norm;		/* ffn_norm with NORM, else NULL */
 	/* MOE */
 	uint32_t route, topk;
 	int32_t *ids;			/* IDS: checked copies, m x topk */
 	float *wts;
 	const float *logits;		/* LOGITS: the client's, m x n_expert */
 	unsigned int nexp;
+	const struct shxd_mat *router;	/* ffn_gate_inp, for ROUTER */
+	const float *shgate;		/* ffn_gate_inp_shexp, or NULL */
 };
 
 /* Checks a compute job; on success p is filled (and holds a wset
@@ -76,6 +81,9 @@ int shxd_op_weights(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
 
 /* Whether n bytes at p are all zero (reserved fields, unused params). */
 bool shxd_zero(const void *p, size_t n);
+/* Copies the job's params struct (size bytes) to dst: -EINVAL when the
+ * params past it are not zero. */
+int shxd_params(const struct shxd_xjob *xj, void *dst, size_t size);
 /* refs[i] of the job: present, asking for access, at least bytes long and
  * inside its mapping; *ptr is its first byte. -EINVAL or -ERANGE. */
 int shxd_ref_span(const struct shxd_xjob *xj, unsigned int i, uint32_t access,

@@ -72,15 +72,13 @@ int shxd_op_attn(struct shxd_cpu *cpu, const struct shxd_xjob *xj)
 	float *qf, *of;
 	int err = 0;
 
-	memcpy(&a, xj->job->params, sizeof(a));
-	if (xj->job->nr_refs != 6 || a.flags || !a.num_seqs || !a.kv_heads ||
+	if (shxd_params(xj, &a, sizeof(a)) || xj->job->nr_refs != 6 ||
+	    a.flags || !a.num_seqs || !a.kv_heads ||
 	    !a.q_heads || a.q_heads % a.kv_heads || !a.head_dim ||
 	    a.head_dim > 1024 || !a.block_size || !a.num_blocks ||
 	    !a.max_blocks || a.kv_type > SYSHAX_DT_BF16 ||
 	    a.q_type > SYSHAX_DT_BF16 || a.o_type > SYSHAX_DT_BF16 ||
-	    !shxd_zero(a.reserved, sizeof(a.reserved)) ||
-	    !shxd_zero(xj->job->params + sizeof(a),
-		  SYSHAX_JOB_PARAMS_SIZE - sizeof(a)))
+	    !shxd_zero(a.reserved, sizeof(a.reserved)))
 		return -EINVAL;
 	memset(&t, 0, sizeof(t));
 	t.cpu = cpu;

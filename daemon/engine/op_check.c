@@ -60,12 +60,10 @@ static int check_gemm(const struct shxd_xjob *xj, struct shxd_pjob *p)
 	const struct shxd_tensor *t;
 	int ret;
 
-	memcpy(&a, xj->job->params, sizeof(a));
-	if (a.flags || !shxd_zero(a.reserved, sizeof(a.reserved)) || !a.m ||
+	if (shxd_params(xj, &a, sizeof(a)) || a.flags ||
+	    !shxd_zero(a.reserved, sizeof(a.reserved)) || !a.m ||
 	    !memchr(a.tensor, '\0', sizeof(a.tensor)) ||
-	    xj->job->nr_refs != 2 ||
-	    !shxd_zero(xj->job->params + sizeof(a),
-		  SYSHAX_JOB_PARAMS_SIZE - sizeof(a)))
+	    xj->job->nr_refs != 2)
 		return -EINVAL;
 	p->m = a.m;
 	ret = wset_of(a.wset, p);
@@ -80,46 +78,37 @@ static int check_gemm(const struct shxd_xjob *xj, struct shxd_pjob *p)
 	return xy_refs(xj, p, a.x_type, a.y_type, p->w->k, p->w->n);
 }
 
-/* The layer's hidden size from a matrix it must have. */
-static int ffn_dims(const struct shxd_pjob *p, const struct shxd_mat *gate,
-		    const struct shxd_mat *up, const struct shxd_mat *down)
+/* A SwiGLU block's three matrices: present, and shapes that chain. */
+static int ffn_dims(const struct shxd_mat *gate, const struct shxd_mat *up,
+		    const struct shxd_mat *down)
 {
 	if (!gate || !up || !down)
 		return -ENOENT;
 	if (gate->n != up->n || gate->k != up->k || down->k != gate->n ||
 	    down->n != gate->k)
-		return -EINVAL;	/* shapes that do not chain */
-	(void)p;
+		return -EINVAL;
 	return 0;
 }
 
-static int check_norm(const struct shxd_pjob *p, size_t hidden)
+/* With NORM: a usable epsilon and the layer's ffn_norm (p->norm). */
+static int check_norm(struct shxd_pjob *p, size_t hidden)
 {
-	const struct shxd_tensor *t;
-	char name[SHXD_TNAME_MAX];
-
 	if (!(p->flags & SYSHAX_FFN_NORM))
 		return 0;
 	if (!(p->eps >= 0.0f) || !isfinite(p->eps))
 		return -EINVAL;
-	snprintf(name, sizeof(name), "blk.%u.ffn_norm.weight", p->layer);
-	t = shxd_wset_find(p->ws, name);
-	if (!t)
-		return -ENOENT;
-	return t->vec && t->ne[0] == hidden ? 0 : -EINVAL;
+	return shxd_wset_vec(p->ws, "blk.%u.ffn_norm.weight", p->layer, hidden,
+			     &p->norm);
 }
 
 static int check_ffn(const struct shxd_xjob *xj, struct shxd_pjob *p)
 {
 	struct syshax_ffn_params a;
-	const struct shxd_mat *g, *u, *d;
 	int ret;
 
-	memcpy(&a, xj->job->params, sizeof(a));
-	if ((a.flags & ~SYSHAX_FFN_FLAGS) || !a.m ||
-	    !shxd_zero(a.reserved, sizeof(a.reserved)) || xj->job->nr_refs != 2 ||
-	    !shxd_zero(xj->job->params + sizeof(a),
-		  SYSHAX_JOB_PARAMS_SIZE - sizeof(a)))
+	if (shxd_params(xj, &a, sizeof(a)) || (a.flags & ~SYSHAX_FFN_FLAGS) ||
+	    !a.m || !shxd_zero(a.reserved, sizeof(a.reserved)) ||
+	    xj->job->nr_refs != 2)
 		return -EINVAL;
 	p->m = a.m;
 	p->layer = a.layer;
@@ -128,14 +117,14 @@ static int check_ffn(const struct shxd_xjob *xj, struct shxd_pjob *p)
 	ret = wset_of(a.wset, p);
 	if (ret)
 		return ret;
-	g = shxd_wset_mat(p->ws, "blk.%u.ffn_gate.weight", a.layer);
-	u = shxd_wset_mat(p->ws, "blk.%u.ffn_up.weight", a.layer);
-	d = shxd_wset_mat(p->ws, "blk.%u.ffn_down.weight", a.layer);
-	ret = ffn_dims(p, g, u, d);
+	p->g = shxd_wset_mat(p->ws, "blk.%u.ffn_gate.weight", a.layer);
+	p->u = shxd_wset_mat(p->ws, "blk.%u.ffn_up.weight", a.layer);
+	p->d = shxd_wset_mat(p->ws, "blk.%u.ffn_down.weight", a.layer);
+	ret = ffn_dims(p->g, p->u, p->d);
 	if (!ret)
-		ret = check_norm(p, g->k);
+		ret = check_norm(p, p->g->k);
 	if (!ret)
-		ret = xy_refs(xj, p, a.x_type, a.y_type, g->k, g->k);
+		ret = xy_refs(xj, p, a.x_type, a.y_type, p->g->k, p->g->k);
 	return ret;
 }
 
@@ -149,7 +138,7 @@ static int check_experts(struct shxd_pjob *p, unsigned int nexp,
 							    "up", e);
 		const struct shxd_mat *d = shxd_wset_expert(p->ws, p->layer,
 							    "down", e);
-		int ret = ffn_dims(p, g, u, d);
+		int ret = ffn_dims(g, u, d);
 
 		if (ret)
 			return ret;
@@ -168,12 +157,9 @@ static int check_moe(const struct shxd_xjob *xj, struct shxd_pjob *p)
 	void *ptr;
 	int ret;
 
-	memcpy(&a, xj->job->params, sizeof(a));
-	if ((a.flags & ~SYSHAX_MOE_FLAGS) || !a.m ||
-	    a.route > SYSHAX_MOE_ROUTE_ROUTER || !a.topk || a.topk > 64 ||
-	    !shxd_zero(a.reserved, sizeof(a.reserved)) ||
-	    !shxd_zero(xj->job->params + sizeof(a),
-		  SYSHAX_JOB_PARAMS_SIZE - sizeof(a)))
+	if (shxd_params(xj, &a, sizeof(a)) || (a.flags & ~SYSHAX_MOE_FLAGS) ||
+	    !a.m || a.route > SYSHAX_MOE_ROUTE_ROUTER || !a.topk ||
+	    a.topk > 64 || !shxd_zero(a.reserved, sizeof(a.reserved)))
 		return -EINVAL;
 	want_refs = a.route == SYSHAX_MOE_ROUTE_IDS ? 4 :
 		    a.route == SYSHAX_MOE_ROUTE_LOGITS ? 3 : 2;
@@ -196,34 +182,30 @@ static int check_moe(const struct shxd_xjob *xj, struct shxd_pjob *p)
 		return -EINVAL;
 	ret = check_experts(p, nexp, &hidden);
 	if (!ret && (a.flags & SYSHAX_MOE_SHARED)) {
-		const struct shxd_mat *g, *u, *d;
-
-		g = shxd_wset_mat(p->ws, "blk.%u.ffn_gate_shexp.weight", a.layer);
-		u = shxd_wset_mat(p->ws, "blk.%u.ffn_up_shexp.weight", a.layer);
-		d = shxd_wset_mat(p->ws, "blk.%u.ffn_down_shexp.weight",
-				  a.layer);
-		ret = ffn_dims(p, g, u, d);
-		if (!ret && g->k != hidden)
+		p->g = shxd_wset_mat(p->ws, "blk.%u.ffn_gate_shexp.weight",
+				     a.layer);
+		p->u = shxd_wset_mat(p->ws, "blk.%u.ffn_up_shexp.weight",
+				     a.layer);
+		p->d = shxd_wset_mat(p->ws, "blk.%u.ffn_down_shexp.weight",
+				     a.layer);
+		ret = ffn_dims(p->g, p->u, p->d);
+		if (!ret && p->g->k != hidden)
 			ret = -EINVAL;
 		/* Its gate, when the set has one, must be a hidden-long
 		 * vector (never silently left out). */
 		if (!ret) {
-			char name[SHXD_TNAME_MAX];
-			const struct shxd_tensor *sg;
-
-			snprintf(name, sizeof(name),
-				 "blk.%u.ffn_gate_inp_shexp.weight", a.layer);
-			sg = shxd_wset_find(p->ws, name);
-			if (sg && (!sg->vec || sg->ne[0] != hidden))
-				ret = -EINVAL;
+			ret = shxd_wset_vec(p->ws,
+					    "blk.%u.ffn_gate_inp_shexp.weight",
+					    a.layer, hidden, &p->shgate);
+			if (ret == -ENOENT)	/* none: added ungated */
+				ret = 0;
 		}
 	}
 	if (!ret && a.route == SYSHAX_MOE_ROUTE_ROUTER) {
-		const struct shxd_mat *r = shxd_wset_mat(
-			p->ws, "blk.%u.ffn_gate_inp.weight", a.layer);
-
-		ret = !r ? -ENOENT : r->n != nexp || r->k != hidden ?
-		      -EINVAL : 0;
+		p->router = shxd_wset_mat(p->ws, "blk.%u.ffn_gate_inp.weight",
+					  a.layer);
+		ret = !p->router ? -ENOENT : p->router->n != nexp ||
+		      p->router->k != hidden ? -EINVAL : 0;
 	}
 	if (!ret)
 		ret = check_norm(p, hidden);

@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "cpu_int.h"
@@ -276,17 +275,13 @@ static void scatter(struct shxd_pjob *const *pj, unsigned int n, const float *y,
 static float *normed(struct shxd_cpu *cpu, const struct shxd_pjob *p,
 		     float *x, size_t m, size_t k)
 {
-	const struct shxd_tensor *nw;
-	char name[SHXD_TNAME_MAX];
 	float *h;
 
-	if (!(p->flags & SYSHAX_FFN_NORM))
+	if (!p->norm)
 		return x;
-	snprintf(name, sizeof(name), "blk.%u.ffn_norm.weight", p->layer);
-	nw = shxd_wset_find(p->ws, name);
 	h = shxd_scratch(&cpu->ms[MS_H], m * k * sizeof(float));
 	if (h)
-		shxk_rmsnorm(x, nw->vec, h, k, p->eps, 0, m);
+		shxk_rmsnorm(x, p->norm, h, k, p->eps, 0, m);
 	return h;
 }
 
@@ -317,11 +312,7 @@ static int linear_ffn(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 		      unsigned int n)
 {
 	const struct shxd_pjob *p = pj[0];
-	struct seg s = {
-		.g = shxd_wset_mat(p->ws, "blk.%u.ffn_gate.weight", p->layer),
-		.u = shxd_wset_mat(p->ws, "blk.%u.ffn_up.weight", p->layer),
-		.d = shxd_wset_mat(p->ws, "blk.%u.ffn_down.weight", p->layer),
-	};
+	struct seg s = { .g = p->g, .u = p->u, .d = p->d };
 	struct task t = { .cpu = cpu, .k = s.g->k, .segs = &s, .nseg = 1 };
 	size_t m;
 	float *x = gather(cpu, pj, n, t.k, &m), *y;
@@ -389,9 +380,7 @@ static int route(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 		/* Any job asks: the router runs over the whole batch. */
 		logits = shxd_scratch(&cpu->ms[MS_LOGITS],
 				      m * nexp * sizeof(float));
-		if (!logits || run_gemm(cpu, shxd_wset_mat(p0->ws,
-				"blk.%u.ffn_gate_inp.weight", p0->layer),
-				h, m, logits))
+		if (!logits || run_gemm(cpu, pj[i]->router, h, m, logits))
 			return -ENOMEM;
 		break;
 	}
@@ -475,12 +464,7 @@ static int linear_moe(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 	}
 	if (shared)
 		segs[nseg++] = (struct seg){
-			.g = shxd_wset_mat(p->ws, "blk.%u.ffn_gate_shexp.weight",
-					   p->layer),
-			.u = shxd_wset_mat(p->ws, "blk.%u.ffn_up_shexp.weight",
-					   p->layer),
-			.d = shxd_wset_mat(p->ws, "blk.%u.ffn_down_shexp.weight",
-					   p->layer),
+			.g = p->g, .u = p->u, .d = p->d,
 			.in = h, .m = m, .out_row = m * k,
 		};
 	t.segs = segs;
@@ -492,17 +476,11 @@ static int linear_moe(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 	reduce(cpu, &t, rows, eo);
 	shxk_moe_combine(eo, pos, wts, k, hid, y, 0, m);
 	if (shared) {
-		char name[SHXD_TNAME_MAX];
-		const struct shxd_tensor *sg;
-
-		snprintf(name, sizeof(name), "blk.%u.ffn_gate_inp_shexp.weight",
-			 p->layer);
-		sg = shxd_wset_find(p->ws, name);
 		for (size_t r = 0; r < m; r++) {
 			const float *s = eo + (m * k + r) * hid;
-			float gt = sg && sg->vec && sg->ne[0] == hid ?
+			float gt = p->shgate ?
 				   1.0f / (1.0f + expf(-dot(h + r * hid,
-							    sg->vec, hid))) :
+							    p->shgate, hid))) :
 				   1.0f;
 
 			for (size_t e = 0; e < hid; e++)

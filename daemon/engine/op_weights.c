@@ -56,11 +56,9 @@ static int load(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
 	char err[512];
 	int ret;
 
-	memcpy(&a, xj->job->params, sizeof(a));
-	if (a.flags || a.pad || !shxd_zero(a.reserved, sizeof(a.reserved)) ||
-	    quant_type(cpu, a.quantize, &q) ||
-	    !shxd_zero(xj->job->params + sizeof(a),
-		  SYSHAX_JOB_PARAMS_SIZE - sizeof(a)))
+	if (shxd_params(xj, &a, sizeof(a)) || a.flags || a.pad ||
+	    !shxd_zero(a.reserved, sizeof(a.reserved)) ||
+	    quant_type(cpu, a.quantize, &q))
 		return -EINVAL;
 	if (a.source == SYSHAX_WLOAD_FILE) {
 		if (xj->job->nr_refs || !memchr(a.path, '\0', sizeof(a.path)) ||
@@ -143,11 +141,8 @@ int shxd_op_weights(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
 	case SYSHAX_OP_WEIGHTS_LOAD:
 		return load(cpu, xj, result);
 	case SYSHAX_OP_WEIGHTS_FREE:
-		memcpy(&f, xj->job->params, sizeof(f));
-		if (xj->job->nr_refs || !f.wset ||
-		    !shxd_zero(f.reserved, sizeof(f.reserved)) ||
-		    !shxd_zero(xj->job->params + sizeof(f),
-			  SYSHAX_JOB_PARAMS_SIZE - sizeof(f)))
+		if (shxd_params(xj, &f, sizeof(f)) || xj->job->nr_refs ||
+		    !f.wset || !shxd_zero(f.reserved, sizeof(f.reserved)))
 			return -EINVAL;
 		return shxd_wreg_remove(f.wset, xj->ctx);
 	case SYSHAX_OP_ENGINE_STATS:

@@ -230,6 +230,7 @@ static int describe(struct shxd_wset *ws, const struct shxd_wsrc *src,
 			shxd_hf_to_gguf(d->name, t->name, sizeof(t->name));
 		else
 			snprintf(t->name, sizeof(t->name), "%s", d->name);
+		t->src = (unsigned int)i;
 		t->ndim = d->ndim;
 		memcpy(t->ne, d->ne, sizeof(t->ne));
 		/* Hugging Face's shared_expert_gate is nn.Linear(hidden, 1):
@@ -265,25 +266,6 @@ static void wset_free(struct shxd_wset *ws)
 	free(ws);
 }
 
-/* The source descriptor of a tensor, found by its (renamed) name. */
-static const struct shxd_tdesc *src_of(const struct shxd_wsrc *src,
-				       const char *name)
-{
-	char n[SHXD_TNAME_MAX];
-
-	for (unsigned int i = 0; i < src->tf->nr; i++) {
-		const char *s = src->tf->t[i].name;
-
-		if (src->rename_hf) {
-			shxd_hf_to_gguf(s, n, sizeof(n));
-			s = n;
-		}
-		if (!strcmp(s, name))
-			return &src->tf->t[i];
-	}
-	return NULL;
-}
-
 int shxd_wset_build(const struct shxd_wsrc *src, const struct shxd_pool *pool,
 		    struct shxd_wset **out, char *err, size_t errlen)
 {
@@ -312,7 +294,7 @@ int shxd_wset_build(const struct shxd_wsrc *src, const struct shxd_pool *pool,
 	/* Two passes: count each node's bytes, then allocate and fill. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < ws->nt; i++) {
-			const struct shxd_tdesc *d = src_of(src, ws->t[i].name);
+			const struct shxd_tdesc *d = &src->tf->t[ws->t[i].src];
 
 			ret = place_tensor(ws, &ws->t[i], d,
 					   src->img + d->offset,
@@ -356,18 +338,40 @@ const struct shxd_tensor *shxd_wset_find(const struct shxd_wset *ws,
 	return bsearch(&key, ws->t, ws->nt, sizeof(*ws->t), cmp_tensor);
 }
 
-const struct shxd_mat *shxd_wset_mat(const struct shxd_wset *ws,
-				     const char *fmt, unsigned int layer)
+/* The tensor named fmt with the layer number in its %u, or NULL. */
+static const struct shxd_tensor *layer_tensor(const struct shxd_wset *ws,
+					      const char *fmt,
+					      unsigned int layer)
 {
-	const struct shxd_tensor *t;
 	char name[SHXD_TNAME_MAX];
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 	snprintf(name, sizeof(name), fmt, layer);
 #pragma GCC diagnostic pop
-	t = shxd_wset_find(ws, name);
+	return shxd_wset_find(ws, name);
+}
+
+const struct shxd_mat *shxd_wset_mat(const struct shxd_wset *ws,
+				     const char *fmt, unsigned int layer)
+{
+	const struct shxd_tensor *t = layer_tensor(ws, fmt, layer);
+
 	return t && t->nmats == 1 ? &t->mats[0] : NULL;
+}
+
+int shxd_wset_vec(const struct shxd_wset *ws, const char *fmt,
+		  unsigned int layer, size_t n, const float **vec)
+{
+	const struct shxd_tensor *t = layer_tensor(ws, fmt, layer);
+
+	*vec = NULL;
+	if (!t)
+		return -ENOENT;
+	if (!t->vec || t->ne[0] != n)
+		return -EINVAL;
+	*vec = t->vec;
+	return 0;
 }
 
 const struct shxd_mat *shxd_wset_expert(const struct shxd_wset *ws,

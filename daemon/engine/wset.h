@@ -41,6 +41,7 @@ struct shxd_tensor {
 	float *vec;			/* 1-D: ne[0] f32 */
 	struct shxd_mat *mats;		/* >= 2-D: ne[2] * ne[3] matrices */
 	size_t nmats;
+	unsigned int src;		/* its index in the source file */
 };
 
 struct shxd_arena {
@@ -83,6 +84,10 @@ const struct shxd_tensor *shxd_wset_find(const struct shxd_wset *ws,
 /* The matrix named fmt (with %u for layer) as a 2-D tensor, or NULL. */
 const struct shxd_mat *shxd_wset_mat(const struct shxd_wset *ws,
 				     const char *fmt, unsigned int layer);
+/* The 1-D tensor named fmt (with %u for layer) into *vec: 0, -ENOENT when
+ * the set has none, -EINVAL when it is not a vector of n values. */
+int shxd_wset_vec(const struct shxd_wset *ws, const char *fmt,
+		  unsigned int layer, size_t n, const float **vec);
 /* Expert e of layer's stacked tensor kind ("gate", "up", "down"): slice e
  * of blk.L.ffn_<kind>_exps.weight, else blk.L.ffn_<kind>_exps.<e>.weight. */
 const struct shxd_mat *shxd_wset_expert(const struct shxd_wset *ws,
