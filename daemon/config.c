@@ -103,9 +103,11 @@ static int set_affinity(char *dst, size_t size, const char *v)
 	return set_str(dst, size, v);
 }
 
+/* Every key with what it accepts. Options that set a key carry its index
+ * here (OPT_KEY + i). */
 static const struct {
 	const char *key, *allowed;
-} g_allowed[] = {
+} g_keys[] = {
 	{ "socket",		"a path shorter than PATH_MAX" },
 	{ "max_jobs_ctx",	"a whole number >= 1" },
 	{ "max_jobs_global",	"a whole number >= 1" },
@@ -124,9 +126,9 @@ static const struct {
 
 const char *shxd_config_allowed(const char *key)
 {
-	for (size_t i = 0; i < sizeof(g_allowed) / sizeof(g_allowed[0]); i++)
-		if (!strcmp(key, g_allowed[i].key))
-			return g_allowed[i].allowed;
+	for (size_t i = 0; i < sizeof(g_keys) / sizeof(g_keys[0]); i++)
+		if (!strcmp(key, g_keys[i].key))
+			return g_keys[i].allowed;
 	return NULL;
 }
 
@@ -242,7 +244,8 @@ int shxd_config_load(struct shxd_config *cfg, const char *path, int *line)
 	return ret;
 }
 
-int shxd_config_env(struct shxd_config *cfg, const char **key)
+int shxd_config_env(struct shxd_config *cfg, const char **env,
+		    const char **key)
 {
 	static const struct {
 		const char *env, *key;
@@ -260,23 +263,16 @@ int shxd_config_env(struct shxd_config *cfg, const char **key)
 			continue;
 		ret = shxd_config_set(cfg, knobs[i].key, v);
 		if (ret) {
-			*key = knobs[i].env;
+			*env = knobs[i].env;
+			*key = knobs[i].key;
 			return ret;
 		}
 	}
 	return 0;
 }
 
-/* Options that set a config key carry the key's index in this table. */
-static const char *const opt_keys[] = {
-	"socket", "max_jobs_ctx", "max_jobs_global", "max_pinned_mb",
-	"engine_threads", "node", "omp_num_threads", "cpu_affinity",
-	"quantize", "cpu_max_batch_size", "max_weight_sets", "model_dir",
-	"preload",
-};
-
 enum {
-	OPT_KEY = 0x100,	/* OPT_KEY + index in opt_keys */
+	OPT_KEY = 0x100,	/* OPT_KEY + index in g_keys */
 	OPT_CONFIG = 0x200,
 	OPT_NO_ENGINE,
 	OPT_ENGINE_ONLY,
@@ -366,7 +362,7 @@ static const char *set_error(int err)
 int shxd_config_parse(struct shxd_config *cfg, int argc, char **argv,
 		      FILE *out, FILE *err)
 {
-	const char *path = SHXD_CONFIG_FILE, *envkey = NULL;
+	const char *path = SHXD_CONFIG_FILE, *env = NULL, *key = NULL;
 	bool path_given = false;
 	int c, ret, line;
 
@@ -403,29 +399,23 @@ int shxd_config_parse(struct shxd_config *cfg, int argc, char **argv,
 			fprintf(err, "%s: %s\n", path, strerror(-ret));
 		return -EINVAL;
 	}
-	ret = shxd_config_env(cfg, &envkey);
+	ret = shxd_config_env(cfg, &env, &key);
 	if (ret) {
-		fprintf(err, "%s=%s: %s; allowed: %s\n", envkey,
-			getenv(envkey), set_error(ret),
-			shxd_config_allowed(!strcmp(envkey, "OMP_NUM_THREADS") ?
-					    "omp_num_threads" :
-					    !strcmp(envkey, "SYSHAX_QUANTIZE") ?
-					    "quantize" : "cpu_affinity"));
+		fprintf(err, "%s=%s: %s; allowed: %s\n", env, getenv(env),
+			set_error(ret), shxd_config_allowed(key));
 		return -EINVAL;
 	}
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "fhV", options, NULL)) != -1) {
-		if (c >= OPT_KEY && c < OPT_KEY + (int)(sizeof(opt_keys) /
-						       sizeof(opt_keys[0]))) {
-			ret = shxd_config_set(cfg, opt_keys[c - OPT_KEY],
-					      optarg);
+		if (c >= OPT_KEY && c < OPT_KEY + (int)(sizeof(g_keys) /
+						       sizeof(g_keys[0]))) {
+			key = g_keys[c - OPT_KEY].key;
+			ret = shxd_config_set(cfg, key, optarg);
 			if (ret) {
 				fprintf(err, "%s: %s = '%s': %s; allowed: %s\n",
-					argv[0], opt_keys[c - OPT_KEY], optarg,
-					set_error(ret),
-					shxd_config_allowed(opt_keys[c -
-								    OPT_KEY]));
+					argv[0], key, optarg, set_error(ret),
+					g_keys[c - OPT_KEY].allowed);
 				return -EINVAL;
 			}
 			continue;

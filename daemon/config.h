@@ -66,8 +66,10 @@ int shxd_config_load(struct shxd_config *cfg, const char *path, int *line);
 const char *shxd_config_allowed(const char *key);
 
 /* Reads the environment knobs (OMP_NUM_THREADS, CUSTOM_CPU_AFFINITY,
- * SYSHAX_QUANTIZE); on an error *key names the one that failed. */
-int shxd_config_env(struct shxd_config *cfg, const char **key);
+ * SYSHAX_QUANTIZE); on an error *env and *key name the variable that
+ * failed and the key it sets. */
+int shxd_config_env(struct shxd_config *cfg, const char **env,
+		    const char **key);
 
 /* The whole command line: defaults, the config file, the environment,
  * then the options. Messages go to err. Returns SHXD_RUN, SHXD_EXIT_OK or
