@@ -359,7 +359,7 @@ static void *client_main(void *arg)
 	ffn_job(&job, cl->wset, cl->hidden, &io);
 	while (!cl->ret && bench_now_ns() < cl->stop_ns) {
 		cl->ret = job_wait(sh, &job, &res);
-		cl->done++;
+		cl->done += !cl->ret;
 	}
 	syshax_close(sh);
 	return NULL;
@@ -371,16 +371,21 @@ static int clients_rate(const char *sock, uint64_t wset, unsigned int hidden,
 	struct client cl[MAX_CLIENTS];
 	uint64_t t0 = bench_now_ns();
 	unsigned long total = 0;
+	unsigned int started;
 	int ret = 0;
 
-	for (unsigned int i = 0; i < n; i++) {
-		cl[i] = (struct client){ .sock = sock, .wset = wset,
-					 .hidden = hidden,
-					 .stop_ns = t0 + (uint64_t)(secs * 1e9) };
-		if (pthread_create(&cl[i].tid, NULL, client_main, &cl[i]))
-			return -EAGAIN;
+	for (started = 0; started < n; started++) {
+		struct client *c = &cl[started];
+
+		*c = (struct client){ .sock = sock, .wset = wset,
+				      .hidden = hidden,
+				      .stop_ns = t0 + (uint64_t)(secs * 1e9) };
+		if (pthread_create(&c->tid, NULL, client_main, c)) {
+			ret = -EAGAIN;	/* the ones started still end */
+			break;
+		}
 	}
-	for (unsigned int i = 0; i < n; i++) {
+	for (unsigned int i = 0; i < started; i++) {
 		pthread_join(cl[i].tid, NULL);
 		total += cl[i].done;
 		if (cl[i].ret && !ret)
