@@ -48,6 +48,10 @@ static inline const struct syshax_op_rule *syshax_op_rule(__u32 op)
 	case SYSHAX_OP_ATTN_DECODE:
 	case SYSHAX_OP_WEIGHTS_FREE:
 	case SYSHAX_OP_ENGINE_STATS:
+	case SYSHAX_OP_MODEL_LOAD:
+	case SYSHAX_OP_DECODE:
+	case SYSHAX_OP_PREFILL:
+	case SYSHAX_OP_REPORT_XPU:
 		return &compute;
 	default:
 		return NULL;

@@ -179,6 +179,31 @@ int shxk_repack(const struct shxk_weights *src, enum shxk_layout layout,
 	return 0;
 }
 
+int shxk_weights_row(const struct shxk_weights *w, size_t r, float *y)
+{
+	size_t rs, bs;
+	const uint8_t *g;
+
+	if (!shxk_repack_size(w->type, w->layout, w->n, w->k) || r >= w->n)
+		return -EINVAL;
+	rs = shxk_row_size(w->type, w->k);
+	if (w->layout == SHXK_LAYOUT_ROWS)
+		return shxk_dequantize(w->type, (const uint8_t *)w->data +
+				       r * rs, y, w->k, 0, 1);
+	/* X8: gather the row's blocks back from its group's block columns. */
+	bs = block_size(w->type);
+	g = (const uint8_t *)w->data + r / SHXK_X8 * rs * SHXK_X8;
+	for (size_t j = 0; j < w->k / SHXK_QK; j++) {
+		const uint8_t *col = g + j * bs * SHXK_X8;
+		uint8_t b[sizeof(struct shxk_block_q8_0)];
+
+		memcpy(b, col + 2 * (r % SHXK_X8), 2);
+		x8_get_qs(col, r % SHXK_X8, b + 2, bs - 2);
+		shxk_dequantize(w->type, b, y + j * SHXK_QK, SHXK_QK, 0, 1);
+	}
+	return 0;
+}
+
 int shxk_gemm(const struct shxk_weights *w, const void *act, size_t m,
 	      void *y, enum shxk_type ytype, size_t ldy, size_t n0, size_t n1)
 {

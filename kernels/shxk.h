@@ -119,6 +119,9 @@ size_t shxk_repack_size(enum shxk_type t, enum shxk_layout layout,
 int shxk_repack(const struct shxk_weights *src, enum shxk_layout layout,
 		void *dst, size_t g0, size_t g1);
 
+/* Row r of w (any layout) as k f32 values: an embedding lookup. */
+int shxk_weights_row(const struct shxk_weights *w, size_t r, float *y);
+
 /*
  * Activations are prepared once per GEMM input (converted to f32 for F32
  * and F16 weights, rounded to bf16 and kept as f32 and as bf16 for BF16

@@ -39,7 +39,12 @@ enum syshax_op {
 	SYSHAX_OP_ATTN_DECODE	= 20,
 	SYSHAX_OP_WEIGHTS_FREE	= 21,
 	SYSHAX_OP_ENGINE_STATS	= 22,
-	SYSHAX_OP_MAX		= 23,	/* ops >= this are rejected (-EINVAL) */
+	/* Whole models (docs/model-runner.md): */
+	SYSHAX_OP_MODEL_LOAD	= 23,
+	SYSHAX_OP_DECODE	= 24,
+	SYSHAX_OP_PREFILL	= 25,
+	SYSHAX_OP_REPORT_XPU	= 26,
+	SYSHAX_OP_MAX		= 27,	/* ops >= this are rejected (-EINVAL) */
 };
 
 /*
@@ -238,26 +243,140 @@ struct syshax_attn_decode_params {
 	__u64 reserved[4];	/* zero */
 };
 
+/* ---- MODEL_LOAD: a whole decoder model from a GGUF file ------------------
+ *   refs[0] (W, optional)  a struct syshax_model_info (its size or more)
+ * Loads the file (a path as WEIGHTS_LOAD's, beneath model_dir) as a weight
+ * set with the model's hyperparameters (llama.cpp's GGUF metadata keys);
+ * result = its id, which DECODE and PREFILL name and WEIGHTS_FREE frees.
+ * Architectures: SYSHAX_ARCH_*. Tensor types F32/F16/BF16/Q8_0/Q4_0; a
+ * file with any other type is refused (-EINVAL, the daemon logs the tensor
+ * and its type), as are a wrong architecture, a missing tensor and a shape
+ * that does not fit the hyperparameters.
+ */
+enum syshax_arch {
+	SYSHAX_ARCH_LLAMA	= 1,	/* Llama 2/3: GQA, RoPE (adjacent pairs) */
+	SYSHAX_ARCH_QWEN2	= 2,	/* + q/k/v biases, RoPE (NeoX halves) */
+	SYSHAX_ARCH_QWEN3	= 3,	/* + per-head q/k RMSNorm, no biases */
+	SYSHAX_ARCH_QWEN3MOE	= 4,	/* qwen3 with routed experts */
+};
+
+struct syshax_model_load_params {
+	__u32 quantize;		/* SYSHAX_QUANT_*: what F32/F16/BF16 matrices
+				 * become (GGUF Q8_0/Q4_0 stay) */
+	__u32 flags;		/* zero */
+	__u64 reserved[2];	/* zero */
+	char path[192];		/* as syshax_weights_load_params.path */
+};
+
+struct syshax_model_info {
+	__u64 model;		/* the id (also the job's result) */
+	__u32 arch;		/* SYSHAX_ARCH_* */
+	__u32 n_layer;
+	__u32 n_embd;		/* hidden size */
+	__u32 n_head;		/* query heads */
+	__u32 n_head_kv;	/* key/value heads */
+	__u32 head_dim;
+	__u32 n_ff;		/* FFN width (each expert's for MoE) */
+	__u32 n_vocab;		/* logits per token */
+	__u32 n_expert;		/* 0: dense */
+	__u32 n_expert_used;	/* top-k */
+	__u32 n_ctx_train;	/* context length the model was trained for */
+	__u32 rope_base;	/* binary32 bits */
+	__u32 rms_eps;		/* binary32 bits */
+	__u32 pad;
+	__u64 weight_bytes;	/* weights in memory, all nodes */
+	__u64 reserved[4];
+};
+
+/* ---- DECODE and PREFILL: whole steps of a loaded model -------------------
+ * The KV cache lives in the client's buffers, so the CPU and an xPU can
+ * take turns on a sequence without moving it: refs K and V each hold
+ * n_layer caches one after another, layer l's at l * layer_bytes, each
+ * [num_blocks, block_size, n_head_kv, head_dim] of kv_type (vLLM's layout,
+ * as ATTN_DECODE's); layer_bytes = num_blocks * block_size * n_head_kv *
+ * head_dim * sizeof(kv_type). A token at position p of a sequence goes to
+ * block block_table[p / block_size], slot p % block_size; attention reads
+ * positions 0..p.
+ *
+ * DECODE: num_seqs sequences, one new token each.
+ *   refs[0] (R)  token ids, s32 [n]
+ *   refs[1] (R)  positions, s32 [n] (the tokens already in each cache)
+ *   refs[2] (R)  block tables, s32 [n x max_blocks]
+ *   refs[3] (RW) K caches, refs[4] (RW) V caches
+ *   refs[5] (W)  output, n rows
+ * PREFILL: n tokens of one sequence at positions pos .. pos + n - 1.
+ *   refs[0] (R)  token ids, s32 [n]
+ *   refs[1] (R)  block table, s32 [max_blocks]
+ *   refs[2] (RW) K caches, refs[3] (RW) V caches
+ *   refs[4] (W)  output: the last token's row (every token's with
+ *                SYSHAX_STEP_ALL_ROWS)
+ * Output rows: SYSHAX_STEP_OUT_LOGITS f32 [n_vocab]; SYSHAX_STEP_OUT_TOPK
+ * topk (s32 id, f32 logit) pairs, highest first (ties: lower id).
+ * Each step writes the new tokens' K/V rows, then reads. DECODE jobs of
+ * one model that are fetched together run as one batch of up to the
+ * daemon's cpu_max_batch_size sequences. result: rows written.
+ *
+ * DECODE with SYSHAX_JOB_MAY_DEFER: the engine applies the dispatch rule
+ * (docs/dispatch.md) and may complete the job at once, unrun, with
+ * SYSHAX_CPL_DEFERRED: the framework then runs that step on its xPU, on
+ * the same KV blocks.
+ */
+#define SYSHAX_STEP_OUT_LOGITS	0
+#define SYSHAX_STEP_OUT_TOPK	1
+#define SYSHAX_STEP_TOPK_MAX	64
+
+#define SYSHAX_STEP_ALL_ROWS	(1U << 0)	/* PREFILL: every token's row */
+
+struct syshax_step_params {
+	__u64 model;		/* id from MODEL_LOAD */
+	__u32 n;		/* DECODE: sequences; PREFILL: tokens; >= 1 */
+	__u32 pos;		/* PREFILL: the first token's position;
+				 * DECODE: zero */
+	__u32 block_size;	/* positions per block, >= 1 */
+	__u32 num_blocks;	/* blocks in each layer's cache */
+	__u32 max_blocks;	/* block-table entries per sequence */
+	__u32 kv_type;		/* SYSHAX_DT_F32/F16/BF16 */
+	__u32 out;		/* SYSHAX_STEP_OUT_* */
+	__u32 topk;		/* OUT_TOPK: 1..SYSHAX_STEP_TOPK_MAX; else 0 */
+	__u32 flags;		/* SYSHAX_STEP_ALL_ROWS (PREFILL only) */
+	__u32 pad;		/* zero */
+	__u64 reserved[4];	/* zero */
+};
+
+/* ---- REPORT_XPU: the framework's xPU load, for the dispatch rule ---------
+ * No refs. The latest report stands until the next. result: 0.
+ */
+struct syshax_report_xpu_params {
+	__u32 running;		/* sequences the xPU is decoding now */
+	__u32 tokens_per_s;	/* its decode tokens/s, all of them: binary32 */
+	__u64 reserved[3];	/* zero */
+};
+
 /* ---- ENGINE_STATS: the CPU engine's counters ---------------------------
  *   refs[0] (W)  a struct syshax_engine_stats (its size or more)
  * No params (all zero). result: sizeof(struct syshax_engine_stats).
  * Read while the engine runs; counters only grow (but for weight sets).
  */
-#define SYSHAX_STATS_OPS	4	/* GEMM, FFN, MOE, ATTN_DECODE */
+#define SYSHAX_STATS_OPS	6	/* GEMM, FFN, MOE, ATTN_DECODE, DECODE,
+					 * PREFILL */
 #define SYSHAX_STATS_BATCH_BUCKETS 8	/* tokens 1, 2-3, 4-7, ..., >= 128 */
 #define SYSHAX_STATS_WSETS	16	/* weight sets listed */
 
 /* Index of an op in syshax_engine_stats.op[]. */
 static inline int syshax_stats_op_index(__u32 op)
 {
-	return op >= SYSHAX_OP_GEMM && op <= SYSHAX_OP_ATTN_DECODE ?
-	       (int)(op - SYSHAX_OP_GEMM) : -1;
+	if (op >= SYSHAX_OP_GEMM && op <= SYSHAX_OP_ATTN_DECODE)
+		return (int)(op - SYSHAX_OP_GEMM);
+	if (op == SYSHAX_OP_DECODE || op == SYSHAX_OP_PREFILL)
+		return (int)(op - SYSHAX_OP_DECODE) + 4;
+	return -1;
 }
 
 struct syshax_op_stats {
 	__u64 jobs;		/* completed with status 0 */
 	__u64 failed;		/* completed with an error */
-	__u64 tokens;		/* rows of X (sequences for ATTN_DECODE) */
+	__u64 tokens;		/* rows of X (sequences for ATTN_DECODE and
+				 * DECODE, prompt tokens for PREFILL) */
 	__u64 batches;		/* batched runs (several jobs, one GEMM) */
 	__u64 run_ns;		/* time this node's threads spent on them */
 	__u64 batch_hist[SYSHAX_STATS_BATCH_BUCKETS];	/* tokens per batch */
@@ -273,7 +392,11 @@ struct syshax_engine_stats {
 	__u32 nr_threads;	/* worker threads in all */
 	__u32 cpu_max_batch_size;
 	__u32 nr_wsets;		/* weight sets loaded (may exceed the list) */
-	__u64 reserved[4];
+	/* The dispatch rule (DECODE with SYSHAX_JOB_MAY_DEFER): */
+	__u64 decode_deferred;	/* jobs completed with SYSHAX_CPL_DEFERRED */
+	__u64 decode_kept;	/* jobs it kept on the CPU */
+	__u64 xpu_reports;	/* REPORT_XPU jobs */
+	__u64 reserved;
 	__s32 node_id[SYSHAX_MAX_NODES];	/* NUMA node of each pool */
 	__u32 node_threads[SYSHAX_MAX_NODES];
 	/* op[i][p]: op index i (syshax_stats_op_index), pool p */

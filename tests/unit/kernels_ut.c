@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -318,6 +319,48 @@ static void t_repack_layout(void)
 	CU_ASSERT_EQUAL(shxk_repack(&src, SHXK_LAYOUT_X8, p, 0, 3), -EINVAL);
 }
 
+/* A row read back from either layout equals the row dequantized. */
+static void t_weights_row(void)
+{
+	enum shxk_type types[] = { SHXK_F32, SHXK_F16, SHXK_BF16, SHXK_Q8_0,
+				   SHXK_Q4_0 };
+	size_t n = 11, k = 64;
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		enum shxk_type t = types[i];
+		size_t rs = shxk_row_size(t, k);
+		float *x = t_alloc(n * k * sizeof(float)), want[64], got[64];
+		uint8_t *w = t_alloc(n * rs), *p;
+		bool q = t == SHXK_Q8_0 || t == SHXK_Q4_0;
+		struct shxk_weights src = { t, SHXK_LAYOUT_ROWS, n, k, w };
+		struct shxk_weights x8 = { t, SHXK_LAYOUT_X8, n, k, NULL };
+
+		for (size_t e = 0; e < n * k; e++)
+			x[e] = sinf((float)e * 0.37f) * 3.0f;
+		CU_ASSERT_EQUAL(shxk_quantize(t, x, w, k, 0, n), 0);
+		p = t_alloc(q ? shxk_repack_size(t, SHXK_LAYOUT_X8, n, k) : 1);
+		x8.data = p;
+		if (q)
+			CU_ASSERT_EQUAL(shxk_repack(&src, SHXK_LAYOUT_X8, p, 0,
+						    (n + 7) / 8), 0);
+		for (size_t r = 0; r < n; r++) {
+			CU_ASSERT_EQUAL(shxk_dequantize(t, w + r * rs, want, k,
+							0, 1), 0);
+			CU_ASSERT_EQUAL(shxk_weights_row(&src, r, got), 0);
+			CU_ASSERT_EQUAL(memcmp(want, got, sizeof(got)), 0);
+			if (!q)
+				continue;
+			memset(got, 0, sizeof(got));
+			CU_ASSERT_EQUAL(shxk_weights_row(&x8, r, got), 0);
+			CU_ASSERT_EQUAL(memcmp(want, got, sizeof(got)), 0);
+		}
+		CU_ASSERT_EQUAL(shxk_weights_row(&src, n, got), -EINVAL);
+		free(p);
+		free(w);
+		free(x);
+	}
+}
+
 static void t_gemm_invalid(void)
 {
 	float y[4], act[64] = { 0 };
@@ -600,6 +643,7 @@ static const struct t_test g_tests[] = {
 	{ "gemm_large", t_gemm_large },
 	{ "repack_layout", t_repack_layout },
 	{ "gemm_invalid", t_gemm_invalid },
+	{ "weights_row", t_weights_row },
 	{ "swiglu", t_swiglu },
 	{ "swiglu_range", t_swiglu_range },
 	{ "rmsnorm", t_rmsnorm },

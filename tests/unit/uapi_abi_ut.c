@@ -290,11 +290,27 @@ static void test_op_params(void)
 	CU_ASSERT_EQUAL(sizeof(struct syshax_op_stats), 104);
 	CU_ASSERT_EQUAL(sizeof(struct syshax_wset_stats), 136);
 	CU_ASSERT_EQUAL(sizeof(struct syshax_engine_stats),
-			48 + 64 + 64 + 4 * 16 * 104 + 16 * 136);
+			48 + 64 + 64 + 6 * 16 * 104 + 16 * 136);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_engine_stats, decode_deferred),
+			16);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_model_load_params), 216);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_model_load_params, path), 24);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_model_info), 104);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_model_info, weight_bytes), 64);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_step_params), 80);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_step_params, flags), 40);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_report_xpu_params), 32);
 	CU_ASSERT_EQUAL(SYSHAX_OP_WEIGHTS_FREE, 21);
 	CU_ASSERT_EQUAL(SYSHAX_OP_ENGINE_STATS, 22);
-	CU_ASSERT_EQUAL(SYSHAX_OP_MAX, 23);
+	CU_ASSERT_EQUAL(SYSHAX_OP_MODEL_LOAD, 23);
+	CU_ASSERT_EQUAL(SYSHAX_OP_DECODE, 24);
+	CU_ASSERT_EQUAL(SYSHAX_OP_PREFILL, 25);
+	CU_ASSERT_EQUAL(SYSHAX_OP_REPORT_XPU, 26);
+	CU_ASSERT_EQUAL(SYSHAX_OP_MAX, 27);
 	CU_ASSERT_EQUAL(syshax_stats_op_index(SYSHAX_OP_ATTN_DECODE), 3);
+	CU_ASSERT_EQUAL(syshax_stats_op_index(SYSHAX_OP_DECODE), 4);
+	CU_ASSERT_EQUAL(syshax_stats_op_index(SYSHAX_OP_PREFILL), 5);
+	CU_ASSERT_EQUAL(syshax_stats_op_index(SYSHAX_OP_MODEL_LOAD), -1);
 	CU_ASSERT_EQUAL(syshax_stats_op_index(SYSHAX_OP_NOP), -1);
 }
 

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Random-weight decoder models in GGUF, written with the project's own
+ * GGUF writer (wfile.h): the files syshax-run, syshax-bench e2e and the
+ * llama.cpp comparison tests load on both sides. No downloads anywhere.
+ *
+ * The file carries llama.cpp's metadata keys for its architecture and an
+ * SPM vocabulary (tokenizer.ggml.model "llama": <unk>, <s>, </s>, the 256
+ * byte tokens, filler tokens; scores and token types), enough for
+ * llama.cpp's libllama to load it. Weights are seeded pseudo-random values
+ * scaled so activations stay O(1) through every layer, so logits have a
+ * useful spread.
+ *
+ *	struct gm_opts o = { .arch = "llama", .preset = "tiny",
+ *			     .type = SHXK_Q4_0, .seed = 1 };
+ *	char err[256];
+ *	if (gm_write("/tmp/m.gguf", &o, err, sizeof(err)))
+ *		fprintf(stderr, "%s\n", err);
+ */
+#ifndef GENMODEL_H
+#define GENMODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shxk.h"
+
+struct gm_hparams {
+	const char *arch;	/* "llama", "qwen2", "qwen3", "qwen3moe" */
+	unsigned int n_layer, n_embd, n_head, n_head_kv, head_dim, n_ff;
+	unsigned int n_vocab;	/* >= 259 (3 specials + 256 bytes) */
+	unsigned int n_expert, n_expert_used;	/* qwen3moe; else 0 */
+	unsigned int n_ctx_train;
+	float rope_base, rms_eps;
+	int tied;		/* no output.weight: logits use token_embd */
+};
+
+struct gm_opts {
+	const char *arch;	/* as gm_hparams.arch */
+	const char *preset;	/* "tiny", "1b", "7b" (gm_preset) */
+	enum shxk_type type;	/* matrices: SHXK_F32/F16/BF16/Q8_0/Q4_0;
+				 * norms and biases are always F32 */
+	uint64_t seed;
+	/* Non-zero: overrides the preset's layer count (quick tests). */
+	unsigned int n_layer;
+};
+
+/* The shape of a preset for an arch: 0, or -EINVAL (unknown name). */
+int gm_preset(const char *arch, const char *preset, struct gm_hparams *hp);
+
+/* Writes the model; 0 or -errno with a message in err. Progress on long
+ * writes (1b, 7b) goes to stderr when progress is non-zero. */
+int gm_write(const char *path, const struct gm_opts *o, int progress,
+	     char *err, size_t errlen);
+
+/* The bytes gm_write would write (for a progress bar or a disk check). */
+uint64_t gm_size(const struct gm_opts *o);
+
+#endif /* GENMODEL_H */
