@@ -44,9 +44,11 @@ VM_FILES :=
 .PHONY: all kmod kmod-clean check check-aarch64 vm-check test install clean
 all:
 
-# daemon/<part>/*.mk first: daemon/daemon.mk links their objects.
-include $(sort $(wildcard daemon/*/*.mk))
-include $(sort $(wildcard */*.mk tests/*/*.mk tools/*/*.mk))
+# daemon/<part>/*.mk and tools/lib/*.mk first: daemon/daemon.mk links the
+# former's objects, tests and tools the latter's library.
+include $(sort $(wildcard daemon/*/*.mk tools/lib/*.mk))
+include $(sort $(filter-out tools/lib/%,\
+	$(wildcard */*.mk tests/*/*.mk tools/*/*.mk)))
 
 all: $(ALL)
 

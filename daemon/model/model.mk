@@ -4,9 +4,3 @@
 SHXD_MODEL_OBJS := $(addprefix $(B)/daemon/model/,tfile.o gguf.o safetensors.o)
 SHXD_MODEL_LIBS := $(shell $(PKG_CONFIG) --libs libcjson)
 CPPFLAGS_daemon += $(shell $(PKG_CONFIG) --cflags libcjson)
-
-# The test helper that writes such files (tests/lib/t_wfile.h), for any test
-# program to link. Here rather than under tests/: daemon/*/*.mk is read
-# before every tests/*/*.mk, so each test fragment can name it among a
-# rule's prerequisites.
-T_WFILE_OBJ := $(B)/tests/lib/t_wfile.o

@@ -10,12 +10,13 @@ ENGINE_OPS_OBJS := $(ENGINE_OPS_SRCS:%.c=$(B)/%.o)
 ENGINE_OPS_BIN  := $(B)/tests/engine/engine_ops
 
 $(ENGINE_OPS_OBJS): CPPFLAGS_tests += -I$(CURDIR)/runtime/include \
-	-I$(CURDIR)/tools -I$(CURDIR)/tests/lib
+	-I$(CURDIR)/tools -I$(CURDIR)/tools/lib
 
 # Static library: the same binary runs in the VM guest.
-$(ENGINE_OPS_BIN): $(ENGINE_OPS_OBJS) $(T_WFILE_OBJ) $(SHRT_A)
-	$(CC) $(LDFLAGS) -o $@ $(ENGINE_OPS_OBJS) $(T_WFILE_OBJ) \
-		$(SHRT_A) $(shell $(PKG_CONFIG) --libs cunit) -lm -pthread
+$(ENGINE_OPS_BIN): $(ENGINE_OPS_OBJS) $(SHXTOOLS_A) $(B)/libshxk.a $(SHRT_A)
+	$(CC) $(LDFLAGS) -o $@ $(ENGINE_OPS_OBJS) $(SHXTOOLS_A) \
+		$(B)/libshxk.a $(SHRT_A) $(shell $(PKG_CONFIG) --libs cunit) \
+		-lm -pthread
 
 # UBSAN_OPTIONS: with make SAN=1, undefined behaviour in the engine stops
 # it (and fails the suite) instead of only printing.

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "t.h"
-#include "t_wfile.h"
+#include "wfile.h"
 
 #define HID	64
 #define NFF	96
@@ -303,7 +303,7 @@ static void expect_file_einval(const char *what, const void *img, size_t len)
 {
 	int ret;
 
-	CU_ASSERT_EQUAL_FATAL(t_wfile_save(t_path("bad.bin"), img, len), 0);
+	CU_ASSERT_EQUAL_FATAL(wf_save(t_path("bad.bin"), img, len), 0);
 	ret = t_load_file(&g_c, "bad.bin", SYSHAX_QUANT_NONE, NULL);
 	if (ret != -EINVAL)
 		printf("\n  %s: %s, want -EINVAL\n", what, syshax_strerror(ret));
@@ -313,25 +313,25 @@ static void expect_file_einval(const char *what, const void *img, size_t len)
 
 static void t_load_bad_gguf(void)
 {
-	static const struct t_wkv kv[] = {
-		T_KV_STR("general.architecture", "llama"),
+	static const struct wf_wkv kv[] = {
+		WF_KV_STR("general.architecture", "llama"),
 	};
 	uint8_t data[2 * 144] = { 0 };
-	struct t_wtensor t[2] = {
+	struct wf_wtensor t[2] = {
 		{ .name = "a", .ggml_type = 0, .ndim = 2, .ne = { 4, 3 },
 		  .data = data, .size = 48 },
 		{ .name = "b", .ggml_type = 0, .ndim = 1, .ne = { 8 },
 		  .data = data, .size = 32 },
 	};
-	struct t_wtensor one;
+	struct wf_wtensor one;
 	size_t len;
 	uint8_t *img, *o;
 	uint64_t v;
 
 	/* The valid image loads. */
-	img = t_gguf_image(kv, 1, t, 2, &len);
+	img = wf_gguf_image(kv, 1, t, 2, &len);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(img);
-	CU_ASSERT_EQUAL(t_wfile_save(t_path("ok.gguf"), img, len), 0);
+	CU_ASSERT_EQUAL(wf_save(t_path("ok.gguf"), img, len), 0);
 	{
 		uint64_t id = 0;
 
@@ -369,43 +369,43 @@ static void t_load_bad_gguf(void)
 	one = t[0];
 	one.ne[0] = 1ULL << 40;
 	one.ne[1] = 1ULL << 40;
-	img = t_gguf_image(kv, 1, &one, 1, &len);
+	img = wf_gguf_image(kv, 1, &one, 1, &len);
 	expect_file_einval("GGUF absurd dims", img, len);
 	free(img);
 	one = t[0];
 	one.ne[0] = 0;
-	img = t_gguf_image(kv, 1, &one, 1, &len);
+	img = wf_gguf_image(kv, 1, &one, 1, &len);
 	expect_file_einval("GGUF zero dim", img, len);
 	free(img);
 	one = t[0];
 	one.ndim = 5;
-	img = t_gguf_image(kv, 1, &one, 1, &len);
+	img = wf_gguf_image(kv, 1, &one, 1, &len);
 	expect_file_einval("GGUF 5 dims", img, len);
 	free(img);
 	/* Q4_K: a type the kernels cannot run. */
-	one = (struct t_wtensor){ .name = "blk.0.ffn_up.weight",
-				  .ggml_type = 12, .ndim = 2,
-				  .ne = { 256, 2 }, .data = data,
-				  .size = 2 * 144 };
-	img = t_gguf_image(kv, 1, &one, 1, &len);
+	one = (struct wf_wtensor){ .name = "blk.0.ffn_up.weight",
+				   .ggml_type = 12, .ndim = 2,
+				   .ne = { 256, 2 }, .data = data,
+				   .size = 2 * 144 };
+	img = wf_gguf_image(kv, 1, &one, 1, &len);
 	expect_file_einval("GGUF Q4_K tensor", img, len);
 	free(img);
 	/* Q8_0 rows of 48: not whole blocks. */
-	one = (struct t_wtensor){ .name = "q", .ggml_type = 8, .ndim = 2,
-				  .ne = { 48, 2 }, .data = data, .size = 68 };
-	img = t_gguf_image(kv, 1, &one, 1, &len);
+	one = (struct wf_wtensor){ .name = "q", .ggml_type = 8, .ndim = 2,
+				   .ne = { 48, 2 }, .data = data, .size = 68 };
+	img = wf_gguf_image(kv, 1, &one, 1, &len);
 	expect_file_einval("GGUF Q8_0 rows not whole blocks", img, len);
 	free(img);
 	one = t[0];
 	one.ggml_type = 99;
-	img = t_gguf_image(kv, 1, &one, 1, &len);
+	img = wf_gguf_image(kv, 1, &one, 1, &len);
 	expect_file_einval("GGUF unknown type", img, len);
 	free(img);
 	/* Two tensors of one name. */
 	{
-		struct t_wtensor two[2] = { t[0], t[0] };
+		struct wf_wtensor two[2] = { t[0], t[0] };
 
-		img = t_gguf_image(kv, 1, two, 2, &len);
+		img = wf_gguf_image(kv, 1, two, 2, &len);
 		expect_file_einval("GGUF duplicate names", img, len);
 		free(img);
 	}
@@ -444,7 +444,7 @@ static void t_load_bad_st(void)
 	for (size_t i = 0; i < T_ARRAY_SIZE(bad_json); i++) {
 		char what[64];
 
-		img = t_st_image_json(bad_json[i], data, data_len[i], &len);
+		img = wf_st_image_json(bad_json[i], data, data_len[i], &len);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(img);
 		snprintf(what, sizeof(what), "safetensors case %zu", i);
 		expect_file_einval(what, img, len);

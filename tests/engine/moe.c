@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "t.h"
-#include "t_wfile.h"
+#include "wfile.h"
 
 #define MOE_TOL		1e-4
 #define MOE_LOOSE	2e-2
@@ -407,7 +407,7 @@ static void t_moe_hf(void)
 {
 	static const char *const kinds[3] = { "gate", "up", "down" };
 	enum { NT = 3 * NEXP + 6, M = 5 };
-	struct t_wtensor t[NT];
+	struct wf_wtensor t[NT];
 	char names[NT][96];
 	struct syshax_completion cpl;
 	struct syshax_job job;
@@ -447,7 +447,7 @@ static void t_moe_hf(void)
 
 			snprintf(names[n], 96, "model.layers.0.mlp.experts.%d."
 				 "%s_proj.weight", e, kinds[k]);
-			t[n] = (struct t_wtensor){
+			t[n] = (struct wf_wtensor){
 				.name = names[n], .dtype = "BF16", .ndim = 2,
 				.ne = { w->ne[0], w->ne[1] },
 				.data = (const uint8_t *)w->data + e * sz,
@@ -473,7 +473,7 @@ static void t_moe_hf(void)
 		for (size_t i = 0; i < T_ARRAY_SIZE(one); i++, n++) {
 			const struct tw *w = &l.w[one[i].w];
 
-			t[n] = (struct t_wtensor){
+			t[n] = (struct wf_wtensor){
 				.name = one[i].name, .ndim = w->ndim,
 				.dtype = w->dt == SYSHAX_DT_F32 ? "F32" : "BF16",
 				.ne = { w->ne[0], w->ne[1] },
@@ -481,7 +481,7 @@ static void t_moe_hf(void)
 			};
 		}
 	}
-	CU_ASSERT_EQUAL_FATAL(t_st_write(t_path("moe-hf.safetensors"), t, n), 0);
+	CU_ASSERT_EQUAL_FATAL(wf_st_write(t_path("moe-hf.safetensors"), t, n), 0);
 	CU_ASSERT_EQUAL(t_load_file(&g_c, "moe-hf.safetensors",
 				    SYSHAX_QUANT_NONE, &id), 0);
 	if (id) {

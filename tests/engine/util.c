@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "t.h"
-#include "t_wfile.h"
+#include "wfile.h"
 
 struct tc g_c;
 char g_model_dir[512];
@@ -586,7 +586,7 @@ const char *t_path(const char *file)
 }
 
 static void to_wtensor(const struct tw *w, const char *name,
-		       struct t_wtensor *t)
+		       struct wf_wtensor *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->name = name ? name : w->name;
@@ -600,18 +600,18 @@ static void to_wtensor(const struct tw *w, const char *name,
 
 int tw_write_gguf(const char *file, const struct tw *w, size_t n)
 {
-	static const struct t_wkv kv[] = {
-		T_KV_STR("general.architecture", "llama"),
-		T_KV_U32("general.alignment", 32),
+	static const struct wf_wkv kv[] = {
+		WF_KV_STR("general.architecture", "llama"),
+		WF_KV_U32("general.alignment", 32),
 	};
-	struct t_wtensor *t = calloc(n, sizeof(*t));
+	struct wf_wtensor *t = calloc(n, sizeof(*t));
 	int ret;
 
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		to_wtensor(&w[i], NULL, &t[i]);
-	ret = t_gguf_write(t_path(file), kv, T_ARRAY_SIZE(kv), t, n);
+	ret = wf_gguf_write(t_path(file), kv, T_ARRAY_SIZE(kv), t, n);
 	free(t);
 	return ret;
 }
@@ -619,14 +619,14 @@ int tw_write_gguf(const char *file, const struct tw *w, size_t n)
 int tw_write_st(const char *file, const struct tw *w,
 		const char *const *names, size_t n)
 {
-	struct t_wtensor *t = calloc(n, sizeof(*t));
+	struct wf_wtensor *t = calloc(n, sizeof(*t));
 	int ret;
 
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		to_wtensor(&w[i], names ? names[i] : NULL, &t[i]);
-	ret = t_st_write(t_path(file), t, n);
+	ret = wf_st_write(t_path(file), t, n);
 	free(t);
 	return ret;
 }

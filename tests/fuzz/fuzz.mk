@@ -32,11 +32,12 @@ fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%_fuzz)
 			-print_final_stats=1 $(B)/fuzz/corpus-$$t; \
 	done
 
-# mkcorpus writes the seeds with t_wfile.o (T_WFILE_OBJ, daemon/model/model.mk).
-$(B)/tests/fuzz/mkcorpus.o: CPPFLAGS_tests += -I$(CURDIR)/tests/lib
+# mkcorpus writes the seeds with tools/lib/wfile.h ($(SHXTOOLS_A)).
+$(B)/tests/fuzz/mkcorpus.o: CPPFLAGS_tests += -I$(CURDIR)/tools/lib
 
-$(B)/tests/fuzz/mkcorpus: $(B)/tests/fuzz/mkcorpus.o $(T_WFILE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^
+$(B)/tests/fuzz/mkcorpus: $(B)/tests/fuzz/mkcorpus.o $(SHXTOOLS_A) \
+		$(B)/libshxk.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lm
 
 fuzz-corpus: $(B)/tests/fuzz/mkcorpus
 	mkdir -p $(FUZZ_TARGETS:%=tests/fuzz/corpus/%)

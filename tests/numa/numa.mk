@@ -2,10 +2,10 @@
 # two). Runs in the VM guest (two nodes); on a one-node host it says SKIP.
 NUMA_SPLIT := $(B)/tests/numa/numa_split
 
-$(B)/tests/numa/numa_split.o: CPPFLAGS_tests += -I$(CURDIR)/tests/lib
+$(B)/tests/numa/numa_split.o: CPPFLAGS_tests += -I$(CURDIR)/tools/lib
 
 # Static libsyshax-rt: the same binary runs in the guest.
-$(NUMA_SPLIT): $(B)/tests/numa/numa_split.o $(T_WFILE_OBJ) $(SHRT_A) \
+$(NUMA_SPLIT): $(B)/tests/numa/numa_split.o $(SHXTOOLS_A) $(SHRT_A) \
 		$(B)/libshxk.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit numa) \
 		-lm -pthread

@@ -28,7 +28,7 @@
 #include "beside.h"
 #include "shxk.h"
 #include "syshax/rt.h"
-#include "t_wfile.h"
+#include "wfile.h"
 
 #define HID	96		/* not a multiple of 256 */
 #define FF	160		/* splits 96 | 64 over two pools */
@@ -57,7 +57,7 @@ static int write_model(void)
 	static float gate[FF * HID], up[FF * HID], down[HID * FF], norm[HID];
 	static uint8_t qg[FF * HID * 34 / 32], qu[FF * HID * 34 / 32],
 		       qd[HID * FF * 34 / 32];
-	struct t_wtensor t[] = {
+	struct wf_wtensor t[] = {
 		{ "blk.0.ffn_gate.weight", GGML_Q8_0, NULL, 2, { HID, FF, 1, 1 },
 		  qg, sizeof(qg) },
 		{ "blk.0.ffn_up.weight", GGML_Q8_0, NULL, 2, { HID, FF, 1, 1 },
@@ -75,7 +75,7 @@ static int write_model(void)
 	shxk_quantize(SHXK_Q8_0, gate, qg, HID, 0, FF);
 	shxk_quantize(SHXK_Q8_0, up, qu, HID, 0, FF);
 	shxk_quantize(SHXK_Q8_0, down, qd, FF, 0, HID);
-	return t_gguf_write(g_file, NULL, 0, t, sizeof(t) / sizeof(t[0]));
+	return wf_gguf_write(g_file, NULL, 0, t, sizeof(t) / sizeof(t[0]));
 }
 
 static int start(struct daemon *d, const char *tag, char *const *extra)

@@ -15,7 +15,7 @@
 
 #include "../t_cunit.h"
 
-#include "t_wfile.h"
+#include "wfile.h"
 #include "tfile.h"
 
 typedef int (*parse_fn)(const uint8_t *, size_t, struct shxd_tfile *,
@@ -138,27 +138,27 @@ static float g_w[12];
 static uint16_t g_h[8], g_bf[4];
 static uint8_t g_q8[2 * 2 * 34], g_q4[18], g_q4k[144];
 
-static const struct t_wkv g_kv[] = {
-	T_KV_STR("general.architecture", "llama"),
-	T_KV_U32("llama.block_count", 2),
-	T_KV_I32("llama.delta", -5),
-	T_KV_F32("llama.rope.freq_base", 10000.0),
-	T_KV_BOOL("llama.use_bias", 1),
-	T_KV_STRS("tokenizer.ggml.tokens", g_tokens, 3),
-	{ .key = "x.u32s", .type = T_GGUF_ARRAY, .arr_type = T_GGUF_U32,
+static const struct wf_wkv g_kv[] = {
+	WF_KV_STR("general.architecture", "llama"),
+	WF_KV_U32("llama.block_count", 2),
+	WF_KV_I32("llama.delta", -5),
+	WF_KV_F32("llama.rope.freq_base", 10000.0),
+	WF_KV_BOOL("llama.use_bias", 1),
+	WF_KV_STRS("tokenizer.ggml.tokens", g_tokens, 3),
+	{ .key = "x.u32s", .type = WF_GGUF_ARRAY, .arr_type = WF_GGUF_U32,
 	  .arr = g_u32s, .arr_n = 3 },
-	{ .key = "x.u8", .type = T_GGUF_U8, .i = 200 },
-	{ .key = "x.i8", .type = T_GGUF_I8, .i = -100 },
-	{ .key = "x.u16", .type = T_GGUF_U16, .i = 60000 },
-	{ .key = "x.i16", .type = T_GGUF_I16, .i = -30000 },
-	{ .key = "x.u64", .type = T_GGUF_U64, .i = (int64_t)1 << 40 },
-	{ .key = "x.u64big", .type = T_GGUF_U64, .i = -1 },
-	{ .key = "x.i64", .type = T_GGUF_I64, .i = -((int64_t)1 << 50) },
-	{ .key = "x.f64", .type = T_GGUF_F64, .f = 0.125 },
+	{ .key = "x.u8", .type = WF_GGUF_U8, .i = 200 },
+	{ .key = "x.i8", .type = WF_GGUF_I8, .i = -100 },
+	{ .key = "x.u16", .type = WF_GGUF_U16, .i = 60000 },
+	{ .key = "x.i16", .type = WF_GGUF_I16, .i = -30000 },
+	{ .key = "x.u64", .type = WF_GGUF_U64, .i = (int64_t)1 << 40 },
+	{ .key = "x.u64big", .type = WF_GGUF_U64, .i = -1 },
+	{ .key = "x.i64", .type = WF_GGUF_I64, .i = -((int64_t)1 << 50) },
+	{ .key = "x.f64", .type = WF_GGUF_F64, .f = 0.125 },
 };
 #define NKV	(sizeof(g_kv) / sizeof(g_kv[0]))
 
-static struct t_wtensor g_t[] = {
+static struct wf_wtensor g_t[] = {
 	{ .name = "tok.w", .ggml_type = T_F32, .ndim = 2, .ne = { 4, 3 },
 	  .data = g_w, .size = sizeof(g_w) },
 	{ .name = "blk.0.f16", .ggml_type = T_F16, .ndim = 1, .ne = { 8 },
@@ -195,7 +195,7 @@ static int init(void)
 
 static uint8_t *base_gguf(size_t *len)
 {
-	uint8_t *img = t_gguf_image(g_kv, NKV, g_t, NT, len);
+	uint8_t *img = wf_gguf_image(g_kv, NKV, g_t, NT, len);
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(img);
 	return img;
@@ -279,7 +279,7 @@ static const struct {
 static void t_gguf_all_types(void)
 {
 	static char names[NTYPES][16];
-	struct t_wtensor t[NTYPES];
+	struct wf_wtensor t[NTYPES];
 	struct shxd_tfile f;
 	size_t len, i;
 	uint8_t *img;
@@ -294,7 +294,7 @@ static void t_gguf_all_types(void)
 		t[i].ne[1] = 3;
 		t[i].size = 6 * g_types[i].size;
 	}
-	img = t_gguf_image(NULL, 0, t, NTYPES, &len);
+	img = wf_gguf_image(NULL, 0, t, NTYPES, &len);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(img);
 	CU_ASSERT_EQUAL_FATAL(parse(shxd_gguf_parse, img, len, &f), 0);
 	CU_ASSERT_EQUAL(f.nr, NTYPES);
@@ -392,11 +392,11 @@ static void t_gguf_meta(void)
 
 	/* A safetensors file has no metadata. */
 	{
-		struct t_wtensor t = { .name = "a", .dtype = "F32", .ndim = 1,
-				       .ne = { 1 }, .size = 4 };
+		struct wf_wtensor t = { .name = "a", .dtype = "F32", .ndim = 1,
+					.ne = { 1 }, .size = 4 };
 
 		free(img);
-		img = t_st_image(&t, 1, &len);
+		img = wf_st_image(&t, 1, &len);
 		CU_ASSERT_EQUAL_FATAL(shxd_safetensors_parse(img, len, &f,
 						g_err, sizeof(g_err)), 0);
 		CU_ASSERT_EQUAL(f.nr_kv, 0);
@@ -408,10 +408,10 @@ static void t_gguf_meta(void)
 
 static void t_gguf_alignment(void)
 {
-	struct t_wkv kv[] = { T_KV_U32("general.alignment", 64) };
+	struct wf_wkv kv[] = { WF_KV_U32("general.alignment", 64) };
 	struct shxd_tfile f;
 	size_t len, i;
-	uint8_t *img = t_gguf_image(kv, 1, g_t, NT, &len);
+	uint8_t *img = wf_gguf_image(kv, 1, g_t, NT, &len);
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(img);
 	CU_ASSERT_EQUAL_FATAL(parse(shxd_gguf_parse, img, len, &f), 0);
@@ -427,7 +427,7 @@ static void t_gguf_alignment(void)
 	GGUF_BAD(img, len, "kv 'general.alignment': 48 is not a power of two");
 	set32(img + after_str(img, len, "general.alignment") + 4, 0);
 	GGUF_BAD(img, len, "kv 'general.alignment': 0 is not a power of two");
-	set32(img + after_str(img, len, "general.alignment"), T_GGUF_I32);
+	set32(img + after_str(img, len, "general.alignment"), WF_GGUF_I32);
 	GGUF_BAD(img, len, "kv 'general.alignment': type i32, want u32");
 	free(img);
 }
@@ -623,7 +623,7 @@ static void t_gguf_offsets(void)
 static void t_gguf_names(void)
 {
 	char name[SHXD_TNAME_MAX + 1];
-	struct t_wtensor t[2] = {
+	struct wf_wtensor t[2] = {
 		{ .name = "a", .ggml_type = T_F32, .ndim = 1, .ne = { 1 },
 		  .size = 4 },
 		{ .name = "a", .ggml_type = T_F32, .ndim = 1, .ne = { 1 },
@@ -633,7 +633,7 @@ static void t_gguf_names(void)
 	size_t len;
 	uint8_t *img;
 
-	img = t_gguf_image(NULL, 0, t, 2, &len);
+	img = wf_gguf_image(NULL, 0, t, 2, &len);
 	GGUF_BAD(img, len, "duplicate tensor name 'a' (tensors 0 and 1)");
 	free(img);
 
@@ -641,25 +641,25 @@ static void t_gguf_names(void)
 	memset(name, 'n', sizeof(name));
 	name[SHXD_TNAME_MAX - 1] = '\0';
 	t[1].name = name;
-	img = t_gguf_image(NULL, 0, t, 2, &len);
+	img = wf_gguf_image(NULL, 0, t, 2, &len);
 	CU_ASSERT_EQUAL(parse(shxd_gguf_parse, img, len, &f), 0);
 	CU_ASSERT_PTR_NOT_NULL(shxd_tfile_find(&f, name));
 	shxd_tfile_free(&f);
 	free(img);
 	name[SHXD_TNAME_MAX - 1] = 'n';
 	name[SHXD_TNAME_MAX] = '\0';
-	img = t_gguf_image(NULL, 0, t, 2, &len);
+	img = wf_gguf_image(NULL, 0, t, 2, &len);
 	GGUF_BAD(img, len, "tensor 1 at offset");
 	CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "name of 128 bytes is too long (at most 127)"));
 	free(img);
 
 	t[1].name = "";
-	img = t_gguf_image(NULL, 0, t, 2, &len);
+	img = wf_gguf_image(NULL, 0, t, 2, &len);
 	GGUF_BAD(img, len, "empty name");
 	free(img);
 
 	t[1].name = "b\x01\x7f";
-	img = t_gguf_image(NULL, 0, t, 2, &len);
+	img = wf_gguf_image(NULL, 0, t, 2, &len);
 	CU_ASSERT_EQUAL(parse(shxd_gguf_parse, img, len, &f), 0);
 	shxd_tfile_free(&f);
 	/* Shown printable in messages. */
@@ -672,15 +672,15 @@ static void t_gguf_names(void)
 
 	/* Keys are unique too. */
 	{
-		struct t_wkv kv[] = {
-			T_KV_U32("k.x", 1), T_KV_U32("k.y", 2), T_KV_STR("k.x", "s"),
+		struct wf_wkv kv[] = {
+			WF_KV_U32("k.x", 1), WF_KV_U32("k.y", 2), WF_KV_STR("k.x", "s"),
 		};
 
-		img = t_gguf_image(kv, 3, t, 1, &len);
+		img = wf_gguf_image(kv, 3, t, 1, &len);
 		GGUF_BAD(img, len, "duplicate key 'k.x' (kv 0 and 2)");
 		free(img);
 		kv[2].key = "";
-		img = t_gguf_image(kv, 3, t, 1, &len);
+		img = wf_gguf_image(kv, 3, t, 1, &len);
 		GGUF_BAD(img, len, "kv 2 at offset");
 		CU_ASSERT_PTR_NOT_NULL(strstr(g_err, "empty key"));
 		free(img);
@@ -695,14 +695,14 @@ static void t_gguf_kv_errors(void)
 	k = after_str(img, len, "llama.delta");
 	set32(img + k, 13);
 	GGUF_BAD(img, len, "kv 'llama.delta': unknown value type 13 at offset");
-	set32(img + k, T_GGUF_I32);
+	set32(img + k, WF_GGUF_I32);
 
 	k = after_str(img, len, "tokenizer.ggml.tokens");
-	set32(img + k + 4, T_GGUF_ARRAY);
+	set32(img + k + 4, WF_GGUF_ARRAY);
 	GGUF_BAD(img, len, "kv 'tokenizer.ggml.tokens': arrays of arrays are not supported");
 	set32(img + k + 4, 77);
 	GGUF_BAD(img, len, "kv 'tokenizer.ggml.tokens': unknown array element type 77");
-	set32(img + k + 4, T_GGUF_STRING);
+	set32(img + k + 4, WF_GGUF_STRING);
 	set64(img + k + 8, (uint64_t)1 << 60);
 	GGUF_BAD(img, len, "kv 'tokenizer.ggml.tokens': array of 1152921504606846976 strings");
 	set64(img + k + 8, 3);
@@ -729,7 +729,7 @@ static void t_gguf_kv_errors(void)
 
 static uint8_t g_i64[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, g_u8[5] = { 9, 8, 7 };
 
-static struct t_wtensor g_st[] = {
+static struct wf_wtensor g_st[] = {
 	{ .name = "a.f32", .dtype = "F32", .ndim = 2, .ne = { 4, 3 },
 	  .data = g_w, .size = sizeof(g_w) },
 	{ .name = "b.f16", .dtype = "F16", .ndim = 1, .ne = { 8 },
@@ -747,7 +747,7 @@ static struct t_wtensor g_st[] = {
 
 static uint8_t *base_st(size_t *len)
 {
-	uint8_t *img = t_st_image(g_st, NST, len);
+	uint8_t *img = wf_st_image(g_st, NST, len);
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(img);
 	return img;
@@ -809,7 +809,7 @@ static void st_json(const char *json, size_t data, const char *want,
 		    int line)
 {
 	size_t len;
-	uint8_t *img = t_st_image_json(json, NULL, data, &len);
+	uint8_t *img = wf_st_image_json(json, NULL, data, &len);
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(img);
 	expect_einval(shxd_safetensors_parse, img, len, want, line);
@@ -894,7 +894,7 @@ static void t_st_errors(void)
 	name[SHXD_TNAME_MAX - 1] = '\0';
 	snprintf(json, sizeof(json), "{\"%s\":{" F32x2 ",\"data_offsets\":[0,8]}}",
 		 name);
-	img = t_st_image_json(json, NULL, 8, &len);
+	img = wf_st_image_json(json, NULL, 8, &len);
 	CU_ASSERT_EQUAL(parse(shxd_safetensors_parse, img, len, &f), 0);
 	CU_ASSERT_PTR_NOT_NULL(shxd_tfile_find(&f, name));
 	shxd_tfile_free(&f);
@@ -906,7 +906,7 @@ static void t_st_errors(void)
 	ST_JSON_BAD("[]", 0, "header: the JSON at offset 8 is not an object");
 	ST_JSON_BAD("{} x", 0, "header: bytes after the JSON object at offset 11");
 	ST_JSON_BAD("{\"__metadata__\":[]}", 0, "\"__metadata__\" is not an object");
-	img = t_st_image_json("{}      ", NULL, 0, &len);
+	img = wf_st_image_json("{}      ", NULL, 0, &len);
 	CU_ASSERT_EQUAL(parse(shxd_safetensors_parse, img, len, &f), 0);
 	CU_ASSERT_EQUAL(f.nr, 0);
 	shxd_tfile_free(&f);

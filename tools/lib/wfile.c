@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Writing GGUF and safetensors images for tests (t_wfile.h). */
-#include "t_wfile.h"
+/* Writing GGUF and safetensors images (wfile.h). */
+#include "wfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -109,10 +109,10 @@ static void put_scalar(struct wb *b, uint32_t type, int64_t i, double f)
 	uint32_t u32;
 	uint64_t u64;
 
-	if (type == T_GGUF_F32) {
+	if (type == WF_GGUF_F32) {
 		memcpy(&u32, &x, 4);
 		put_le(b, u32, 4);
-	} else if (type == T_GGUF_F64) {
+	} else if (type == WF_GGUF_F64) {
 		memcpy(&u64, &f, 8);
 		put_le(b, u64, 8);
 	} else {
@@ -120,19 +120,19 @@ static void put_scalar(struct wb *b, uint32_t type, int64_t i, double f)
 	}
 }
 
-static void put_kv(struct wb *b, const struct t_wkv *kv)
+static void put_kv(struct wb *b, const struct wf_wkv *kv)
 {
 	const char *const *strs = kv->arr;
 	size_t i;
 
 	put_str(b, kv->key);
 	put_le(b, kv->type, 4);
-	if (kv->type == T_GGUF_STRING) {
+	if (kv->type == WF_GGUF_STRING) {
 		put_str(b, kv->s);
-	} else if (kv->type == T_GGUF_ARRAY) {
+	} else if (kv->type == WF_GGUF_ARRAY) {
 		put_le(b, kv->arr_type, 4);
 		put_le(b, kv->arr_n, 8);
-		if (kv->arr_type == T_GGUF_STRING)
+		if (kv->arr_type == WF_GGUF_STRING)
 			for (i = 0; i < kv->arr_n; i++)
 				put_str(b, strs[i]);
 		else if (vsize(kv->arr_type))
@@ -146,8 +146,8 @@ static void put_kv(struct wb *b, const struct t_wkv *kv)
 	}
 }
 
-uint8_t *t_gguf_image(const struct t_wkv *kv, size_t nkv,
-		      const struct t_wtensor *t, size_t nt, size_t *len)
+uint8_t *wf_gguf_image(const struct wf_wkv *kv, size_t nkv,
+		       const struct wf_wtensor *t, size_t nt, size_t *len)
 {
 	struct wb b = { 0 };
 	size_t align = 32, off = 0, i;
@@ -155,7 +155,7 @@ uint8_t *t_gguf_image(const struct t_wkv *kv, size_t nkv,
 
 	for (i = 0; i < nkv; i++)
 		if (!strcmp(kv[i].key, "general.alignment") &&
-		    kv[i].type == T_GGUF_U32 && kv[i].i > 0)
+		    kv[i].type == WF_GGUF_U32 && kv[i].i > 0)
 			align = (size_t)kv[i].i;
 
 	put(&b, "GGUF", 4);
@@ -184,8 +184,8 @@ uint8_t *t_gguf_image(const struct t_wkv *kv, size_t nkv,
 	return done(&b, len);
 }
 
-uint8_t *t_st_image_json(const char *json, const void *data, size_t size,
-			 size_t *len)
+uint8_t *wf_st_image_json(const char *json, const void *data, size_t size,
+			  size_t *len)
 {
 	struct wb b = { 0 };
 
@@ -195,7 +195,7 @@ uint8_t *t_st_image_json(const char *json, const void *data, size_t size,
 	return done(&b, len);
 }
 
-uint8_t *t_st_image(const struct t_wtensor *t, size_t nt, size_t *len)
+uint8_t *wf_st_image(const struct wf_wtensor *t, size_t nt, size_t *len)
 {
 	struct wb h = { 0 }, b = { 0 };
 	size_t off = 0, i;
@@ -226,7 +226,7 @@ uint8_t *t_st_image(const struct t_wtensor *t, size_t nt, size_t *len)
 	return done(&b, len);
 }
 
-int t_wfile_save(const char *path, const void *img, size_t len)
+int wf_save(const char *path, const void *img, size_t len)
 {
 	const uint8_t *p = img;
 	ssize_t n;
@@ -251,29 +251,29 @@ int t_wfile_save(const char *path, const void *img, size_t len)
 	return ret;
 }
 
-int t_gguf_write(const char *path, const struct t_wkv *kv, size_t nkv,
-		 const struct t_wtensor *t, size_t nt)
+int wf_gguf_write(const char *path, const struct wf_wkv *kv, size_t nkv,
+		  const struct wf_wtensor *t, size_t nt)
 {
 	size_t len;
-	uint8_t *img = t_gguf_image(kv, nkv, t, nt, &len);
+	uint8_t *img = wf_gguf_image(kv, nkv, t, nt, &len);
 	int ret;
 
 	if (!img)
 		return -ENOMEM;
-	ret = t_wfile_save(path, img, len);
+	ret = wf_save(path, img, len);
 	free(img);
 	return ret;
 }
 
-int t_st_write(const char *path, const struct t_wtensor *t, size_t nt)
+int wf_st_write(const char *path, const struct wf_wtensor *t, size_t nt)
 {
 	size_t len;
-	uint8_t *img = t_st_image(t, nt, &len);
+	uint8_t *img = wf_st_image(t, nt, &len);
 	int ret;
 
 	if (!img)
 		return -ENOMEM;
-	ret = t_wfile_save(path, img, len);
+	ret = wf_save(path, img, len);
 	free(img);
 	return ret;
 }

@@ -1,40 +1,41 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Writing small weights files for tests: a GGUF v3 image or a safetensors
- * image, in a malloc'ed buffer or a file. What goes in is written as given
- * (a size that does not fit the type included), so a test can also build
- * files the parsers must refuse; the layout is always well formed.
+ * Writing weights files (tests, gen-model): a GGUF v3 image or a
+ * safetensors image, in a malloc'ed buffer or a file. What goes in is
+ * written as given (a size that does not fit the type included), so a test
+ * can also build files the parsers must refuse; the layout is always well
+ * formed.
  *
- *	static const struct t_wkv kv[] = {
- *		T_KV_STR("general.architecture", "llama"),
- *		T_KV_U32("llama.block_count", 2),
+ *	static const struct wf_wkv kv[] = {
+ *		WF_KV_STR("general.architecture", "llama"),
+ *		WF_KV_U32("llama.block_count", 2),
  *	};
- *	struct t_wtensor t[] = {
+ *	struct wf_wtensor t[] = {
  *		{ .name = "w", .ggml_type = 0, .dtype = "F32", .ndim = 2,
  *		  .ne = { 4, 3 }, .data = w, .size = sizeof(w) },
  *	};
  *	size_t len;
- *	uint8_t *img = t_gguf_image(kv, 2, t, 1, &len);	// free() it
- *	t_st_write("/tmp/x.safetensors", t, 1);
+ *	uint8_t *img = wf_gguf_image(kv, 2, t, 1, &len);	// free() it
+ *	wf_st_write("/tmp/x.safetensors", t, 1);
  */
-#ifndef T_WFILE_H
-#define T_WFILE_H
+#ifndef WFILE_H
+#define WFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 /* GGUF metadata value types, the format's numbers. */
 enum {
-	T_GGUF_U8 = 0, T_GGUF_I8 = 1, T_GGUF_U16 = 2, T_GGUF_I16 = 3,
-	T_GGUF_U32 = 4, T_GGUF_I32 = 5, T_GGUF_F32 = 6, T_GGUF_BOOL = 7,
-	T_GGUF_STRING = 8, T_GGUF_ARRAY = 9, T_GGUF_U64 = 10, T_GGUF_I64 = 11,
-	T_GGUF_F64 = 12,
+	WF_GGUF_U8 = 0, WF_GGUF_I8 = 1, WF_GGUF_U16 = 2, WF_GGUF_I16 = 3,
+	WF_GGUF_U32 = 4, WF_GGUF_I32 = 5, WF_GGUF_F32 = 6, WF_GGUF_BOOL = 7,
+	WF_GGUF_STRING = 8, WF_GGUF_ARRAY = 9, WF_GGUF_U64 = 10,
+	WF_GGUF_I64 = 11, WF_GGUF_F64 = 12,
 };
 
 /* One GGUF metadata entry. */
-struct t_wkv {
+struct wf_wkv {
 	const char *key;
-	uint32_t type;		/* T_GGUF_* */
+	uint32_t type;		/* WF_GGUF_* */
 	int64_t i;		/* integer and BOOL types (its low bytes) */
 	double f;		/* F32, F64 */
 	const char *s;		/* STRING */
@@ -44,17 +45,18 @@ struct t_wkv {
 	size_t arr_n;		/* ARRAY: elements */
 };
 
-#define T_KV_STR(k, v)	{ .key = (k), .type = T_GGUF_STRING, .s = (v) }
-#define T_KV_U32(k, v)	{ .key = (k), .type = T_GGUF_U32, .i = (v) }
-#define T_KV_I32(k, v)	{ .key = (k), .type = T_GGUF_I32, .i = (v) }
-#define T_KV_F32(k, v)	{ .key = (k), .type = T_GGUF_F32, .f = (v) }
-#define T_KV_BOOL(k, v)	{ .key = (k), .type = T_GGUF_BOOL, .i = !!(v) }
-#define T_KV_STRS(k, v, n)						\
-	{ .key = (k), .type = T_GGUF_ARRAY, .arr_type = T_GGUF_STRING,	\
+#define WF_KV_STR(k, v)	{ .key = (k), .type = WF_GGUF_STRING, .s = (v) }
+#define WF_KV_U32(k, v)	{ .key = (k), .type = WF_GGUF_U32, .i = (v) }
+#define WF_KV_I32(k, v)	{ .key = (k), .type = WF_GGUF_I32, .i = (v) }
+#define WF_KV_F32(k, v)	{ .key = (k), .type = WF_GGUF_F32, .f = (v) }
+#define WF_KV_BOOL(k, v) { .key = (k), .type = WF_GGUF_BOOL, .i = !!(v) }
+#define WF_KV_STRS(k, v, n)	WF_KV_ARR(k, WF_GGUF_STRING, v, n)
+#define WF_KV_ARR(k, t, v, n)						\
+	{ .key = (k), .type = WF_GGUF_ARRAY, .arr_type = (t),		\
 	  .arr = (v), .arr_n = (n) }
 
 /* One tensor, for either format. */
-struct t_wtensor {
+struct wf_wtensor {
 	const char *name;
 	uint32_t ggml_type;	/* GGUF: ggml's type id (0 F32, 2 Q4_0, ...) */
 	const char *dtype;	/* safetensors: "F32", "BF16", "I64", ... */
@@ -70,25 +72,25 @@ struct t_wtensor {
  * when kv has it as a U32, else 32), in order. NULL on -ENOMEM or an
  * unknown value type. *len gets its size.
  */
-uint8_t *t_gguf_image(const struct t_wkv *kv, size_t nkv,
-		      const struct t_wtensor *t, size_t nt, size_t *len);
+uint8_t *wf_gguf_image(const struct wf_wkv *kv, size_t nkv,
+		       const struct wf_wtensor *t, size_t nt, size_t *len);
 
 /*
  * A safetensors image: the header (an "__metadata__" entry first, then the
  * tensors in order, shape reversed from ne, padded with spaces to 8 bytes)
  * and the data, tensor after tensor with no gap. NULL on -ENOMEM.
  */
-uint8_t *t_st_image(const struct t_wtensor *t, size_t nt, size_t *len);
+uint8_t *wf_st_image(const struct wf_wtensor *t, size_t nt, size_t *len);
 
 /* A safetensors image with the header json as given and size bytes of
  * data after it (zeros when data is NULL): for malformed headers. */
-uint8_t *t_st_image_json(const char *json, const void *data, size_t size,
-			 size_t *len);
+uint8_t *wf_st_image_json(const char *json, const void *data, size_t size,
+			  size_t *len);
 
 /* The same, into a file (created or truncated, 0644). 0 or -errno. */
-int t_gguf_write(const char *path, const struct t_wkv *kv, size_t nkv,
-		 const struct t_wtensor *t, size_t nt);
-int t_st_write(const char *path, const struct t_wtensor *t, size_t nt);
-int t_wfile_save(const char *path, const void *img, size_t len);
+int wf_gguf_write(const char *path, const struct wf_wkv *kv, size_t nkv,
+		  const struct wf_wtensor *t, size_t nt);
+int wf_st_write(const char *path, const struct wf_wtensor *t, size_t nt);
+int wf_save(const char *path, const void *img, size_t len);
 
-#endif /* T_WFILE_H */
+#endif /* WFILE_H */
