@@ -4,7 +4,8 @@ CPPFLAGS_daemon	+= -I$(CURDIR)/daemon -I$(CURDIR)/runtime/include \
 	-I$(CURDIR)/kernels $(shell $(PKG_CONFIG) --cflags libsystemd) -DSHXD_VERSION='"$(SHXD_VERSION)"'
 
 SHXD_ENGINE_OBJS := $(addprefix $(B)/daemon/engine/,cpu.o engine.o exec.o \
-	op_attn.o op_check.o op_linear.o op_weights.o pool.o wload.o wset.o) \
+	model.o op_attn.o op_check.o op_linear.o op_model.o op_weights.o \
+	dispatch.o pool.o wload.o wset.o) \
 	$(addprefix $(B)/daemon/model/,hfnames.o wdesc.o) $(SHXD_MODEL_OBJS)
 SHXD_ENGINE_LIBS = $(B)/libshxk.a $(SHXD_MODEL_LIBS) \
 	$(shell $(PKG_CONFIG) --libs numa) -lm -pthread

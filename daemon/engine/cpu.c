@@ -220,9 +220,8 @@ static unsigned int bucket(uint64_t tokens)
 	return b;
 }
 
-/* Counts one run of n jobs (tokens in all) of op that ended with ret. */
-static void account(struct shxd_cpu *cpu, uint32_t op, unsigned int n,
-		    uint64_t tokens, int ret, bool batched)
+void shxd_account(struct shxd_cpu *cpu, uint32_t op, unsigned int n,
+		  uint64_t tokens, int ret, bool batched)
 {
 	int i = syshax_stats_op_index(op);
 
@@ -247,7 +246,7 @@ static void account(struct shxd_cpu *cpu, uint32_t op, unsigned int n,
 
 static void fail(struct shxd_cpu *cpu, uint32_t op, int ret)
 {
-	account(cpu, op, 1, 0, ret, false);
+	shxd_account(cpu, op, 1, 0, ret, false);
 }
 
 /* Checks job i and, when it can batch, the later jobs that fit with it;
@@ -302,7 +301,7 @@ static void run_batch(struct shxd_cpu *cpu, struct shxd_xjob *jobs,
 		c->exec_ns = shxd_now_ns() - t0;
 		shxd_pjob_release(pp[k]);
 	}
-	account(cpu, pj[0].op, np, tokens, ret, np > 1);
+	shxd_account(cpu, pj[0].op, np, tokens, ret, np > 1);
 }
 
 void shxd_cpu_exec(struct shxd_cpu *cpu, struct shxd_xjob *jobs,
@@ -334,8 +333,18 @@ void shxd_cpu_exec(struct shxd_cpu *cpu, struct shxd_xjob *jobs,
 			ret = shxd_op_attn(cpu, &jobs[i]);
 			cpls[i].result = ret ? 0 : ((const struct
 				syshax_attn_decode_params *)job->params)->num_seqs;
-			account(cpu, job->op, 1, cpls[i].result, ret, false);
+			shxd_account(cpu, job->op, 1, cpls[i].result, ret, false);
 			pthread_mutex_unlock(&cpu->exec_lock);
+			break;
+		case SYSHAX_OP_DECODE:
+		case SYSHAX_OP_PREFILL:
+			pthread_mutex_lock(&cpu->exec_lock);
+			shxd_op_steps(cpu, jobs, i, n, cpls, done);
+			pthread_mutex_unlock(&cpu->exec_lock);
+			continue;
+		case SYSHAX_OP_MODEL_LOAD:
+		case SYSHAX_OP_REPORT_XPU:
+			ret = shxd_op_model(cpu, &jobs[i], &cpls[i].result);
 			break;
 		case SYSHAX_OP_WEIGHTS_LOAD:
 		case SYSHAX_OP_WEIGHTS_FREE:

@@ -6,13 +6,14 @@
 #include <stdbool.h>
 
 #include "cpu.h"
+#include "dispatch.h"
 #include "wset.h"
 
 /* Per-pool scratch slots, node-local, grown as batches need. */
 enum { SC_ACT, SC_ACT2, SC_G, SC_U, SC_ACTD, SC_OUT, SC_OUT2, SC_SLOTS };
 /* Scratch of the calling (engine) thread. */
 enum { MS_X, MS_H, MS_Y, MS_EO, MS_IDS, MS_WTS, MS_GRP, MS_LOGITS, MS_SH,
-       MS_ATT, MS_SLOTS };
+       MS_ATT, MS_SEQ, MS_STEP, MS_ROWS, MS_SLOTS };
 
 struct scratch {
 	void *p;
@@ -33,8 +34,12 @@ struct shxd_cpu {
 	struct scratch ms[MS_SLOTS];
 	uint64_t pool_ns[SHXD_MAX_POOLS];	/* last run, per pool */
 
+	/* stats_lock also guards the dispatch rule's inputs. */
 	pthread_mutex_t stats_lock;
 	struct syshax_engine_stats stats;
+	struct shxd_load load;		/* the CPU's recent DECODE batches */
+	unsigned int xpu_running;	/* the latest REPORT_XPU */
+	float xpu_tps;
 };
 
 /* A compute job after its params and refs were checked. */
@@ -76,8 +81,44 @@ bool shxd_op_batchable(const struct shxd_pjob *a, const struct shxd_pjob *b);
 int shxd_op_linear(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 		   unsigned int n);
 int shxd_op_attn(struct shxd_cpu *cpu, const struct shxd_xjob *xj);
+
+/* One sequence's query as shxd_attn_run sees it: its cache (all sequences
+ * of a run share kv_heads and head_dim), block table and context length
+ * (positions 0..len-1; 0 gives a zero row). */
+struct shxd_attn_seq {
+	struct shxk_kv_cache kv;
+	const int32_t *bt;
+	size_t len;
+};
+
+/* out[n x qh x hd] = attention of q[n x qh x hd] (f32) over each
+ * sequence's cache, on the pools. 0 or -ENOMEM. */
+int shxd_attn_run(struct shxd_cpu *cpu, const struct shxd_attn_seq *seq,
+		  size_t n, size_t qh, float scale, const float *q, float *out);
+
+/* y[rows x m->n] = in[rows x m->k] . m^T (f32) on the pools. */
+int shxd_gemm_run(struct shxd_cpu *cpu, const struct shxd_mat *m,
+		  const float *in, size_t rows, float *out);
 int shxd_op_weights(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
 		    __u64 *result);
+/* MODEL_LOAD and REPORT_XPU. */
+int shxd_op_model(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
+		  __u64 *result);
+/* Job i (DECODE or PREFILL) and, for DECODE, the later ones of its model
+ * that fit the batch: checked, dispatched, run and completed. */
+void shxd_op_steps(struct shxd_cpu *cpu, struct shxd_xjob *jobs,
+		   unsigned int i, unsigned int n,
+		   struct syshax_engine_cpl *cpls, bool *done);
+
+/* SYSHAX_QUANT_* to the type matrices become: 0 or -EINVAL. */
+int shxd_quant_type(const struct shxd_cpu *cpu, uint32_t q, enum shxk_type *t);
+/* Registers a loaded set for ctx (the registry takes the reference, or
+ * drops it on failure) and logs it; *id is its id. */
+int shxd_wreg_publish(struct shxd_cpu *cpu, struct shxd_wset *ws, uint32_t ctx,
+		      const char *what, __u64 *id);
+/* Counts a run of n jobs of op (tokens in all) that ended with ret. */
+void shxd_account(struct shxd_cpu *cpu, uint32_t op, unsigned int n,
+		  uint64_t tokens, int ret, bool batched);
 
 /* Whether n bytes at p are all zero (reserved fields, unused params). */
 bool shxd_zero(const void *p, size_t n);
@@ -88,6 +129,10 @@ int shxd_params(const struct shxd_xjob *xj, void *dst, size_t size);
  * inside its mapping; *ptr is its first byte. -EINVAL or -ERANGE. */
 int shxd_ref_span(const struct shxd_xjob *xj, unsigned int i, uint32_t access,
 		  uint64_t bytes, void **ptr);
+
+/* shxd_ref_span() that keeps the first error in *err (NULL after one). */
+void *shxd_span(const struct shxd_xjob *xj, unsigned int i, uint32_t acc,
+		uint64_t bytes, int *err);
 
 /* Scratch of at least bytes: pool p's (node-local) or the caller's. */
 void *shxd_scratch(struct scratch *s, size_t bytes);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * ATTN_DECODE on every worker: paged KV in the client's buffers (the
+ * Paged decode attention on every worker: KV in the client's buffers (the
  * blocks an xPU reads too), one query token per sequence. Work items are
  * (sequence, kv head, context chunk); a sequence's context is cut in
  * chunks when there are fewer (sequence, kv head) pairs than threads, and
- * the chunks are merged after the run.
+ * the chunks are merged after the run. ATTN_DECODE and the model steps
+ * (op_model.c) both run here.
  */
 #include <errno.h>
 #include <math.h>
@@ -17,12 +18,10 @@
 
 struct attn_task {
 	struct shxd_cpu *cpu;
-	struct shxk_kv_cache kv;
-	const int32_t *bt;		/* block tables, max_blocks per seq */
-	const int32_t *lens;		/* checked copies */
+	const struct shxd_attn_seq *seq;
 	const float *q;			/* f32 [seqs x qh x hd] */
 	float *parts, *ml;		/* per chunk: out and max/sum */
-	size_t seqs, qh, hd, max_blocks, chunks;
+	size_t seqs, qh, hd, kvh, chunks;
 	float scale;
 };
 
@@ -30,17 +29,17 @@ static void attn_worker(void *arg, const struct shxd_worker *w)
 {
 	struct attn_task *t = arg;
 	uint64_t t0 = shxd_now_ns();
-	size_t group = t->qh / t->kv.kv_heads;
-	size_t items = t->seqs * t->kv.kv_heads * t->chunks;
+	size_t group = t->qh / t->kvh;
+	size_t items = t->seqs * t->kvh * t->chunks;
 
 	for (size_t i = w->gtid; i < items; i += w->gnthr) {
-		size_t c = i % t->chunks, kvh = i / t->chunks % t->kv.kv_heads;
-		size_t s = i / t->chunks / t->kv.kv_heads;
-		size_t len = (size_t)t->lens[s];
+		size_t c = i % t->chunks, kvh = i / t->chunks % t->kvh;
+		size_t s = i / t->chunks / t->kvh;
+		size_t len = t->seq[s].len;
 		size_t c0 = len * c / t->chunks, c1 = len * (c + 1) / t->chunks;
 		size_t po = (s * t->chunks + c) * t->qh;
 
-		shxk_attn_decode(&t->kv, t->bt + s * t->max_blocks,
+		shxk_attn_decode(&t->seq[s].kv, t->seq[s].bt,
 				 t->q + s * t->qh * t->hd, t->qh, t->scale, c0,
 				 c1, t->parts + po * t->hd, t->ml + po * 2,
 				 kvh * group, (kvh + 1) * group);
@@ -49,9 +48,44 @@ static void attn_worker(void *arg, const struct shxd_worker *w)
 		t->cpu->pool_ns[w->pool] = shxd_now_ns() - t0;
 }
 
+int shxd_attn_run(struct shxd_cpu *cpu, const struct shxd_attn_seq *seq,
+		  size_t n, size_t qh, float scale, const float *q, float *out)
+{
+	struct attn_task t = {
+		.cpu = cpu, .seq = seq, .q = q, .seqs = n, .qh = qh,
+		.hd = seq[0].kv.head_dim, .kvh = seq[0].kv.kv_heads,
+		.chunks = 1, .scale = scale,
+	};
+	unsigned int threads = 0;
+	size_t maxlen = 0, qn = n * qh * t.hd;
+
+	/* Chunks: enough items for every thread, none shorter than
+	 * MIN_CHUNK positions on average. */
+	for (unsigned int p = 0; p < shxd_pool_count(cpu->pool); p++)
+		threads += shxd_pool_threads(cpu->pool, p);
+	for (size_t s = 0; s < n; s++)
+		maxlen = seq[s].len > maxlen ? seq[s].len : maxlen;
+	while (n * t.kvh * t.chunks < threads &&
+	       maxlen / (t.chunks + 1) >= MIN_CHUNK)
+		t.chunks++;
+	t.parts = shxd_scratch(&cpu->ms[MS_EO], qn * t.chunks * sizeof(float));
+	t.ml = shxd_scratch(&cpu->ms[MS_ATT],
+			    n * qh * t.chunks * 2 * sizeof(float));
+	if (!t.parts || !t.ml)
+		return -ENOMEM;
+	shxd_pool_run(cpu->pool, attn_worker, &t);
+	for (size_t s = 0; s < n; s++) {
+		size_t o = s * t.chunks * qh;
+
+		shxk_attn_merge(t.parts + o * t.hd, t.ml + o * 2, t.chunks, qh,
+				t.hd, out + s * qh * t.hd, 0, qh);
+	}
+	return 0;
+}
+
 /* shxd_ref_span() that keeps the first error in *err. */
-static void *span(const struct shxd_xjob *xj, unsigned int i, uint32_t acc,
-		  uint64_t bytes, int *err)
+void *shxd_span(const struct shxd_xjob *xj, unsigned int i, uint32_t acc,
+		uint64_t bytes, int *err)
 {
 	void *p = NULL;
 
@@ -63,13 +97,14 @@ static void *span(const struct shxd_xjob *xj, unsigned int i, uint32_t acc,
 int shxd_op_attn(struct shxd_cpu *cpu, const struct shxd_xjob *xj)
 {
 	struct syshax_attn_decode_params a;
-	struct attn_task t;
-	size_t es, qn, cache, blocks_used, items;
+	struct shxd_attn_seq *seq;
+	struct shxk_kv_cache kv;
+	size_t es, qn, cache, blocks_used;
 	const int32_t *bt, *lens;
 	int32_t *lcopy;
 	const void *q;
 	void *out;
-	float *qf, *of;
+	float *qf, *of, scale;
 	int err = 0;
 
 	if (shxd_params(xj, &a, sizeof(a)) || xj->job->nr_refs != 6 ||
@@ -80,90 +115,58 @@ int shxd_op_attn(struct shxd_cpu *cpu, const struct shxd_xjob *xj)
 	    a.q_type > SYSHAX_DT_BF16 || a.o_type > SYSHAX_DT_BF16 ||
 	    !shxd_zero(a.reserved, sizeof(a.reserved)))
 		return -EINVAL;
-	memset(&t, 0, sizeof(t));
-	t.cpu = cpu;
-	t.seqs = a.num_seqs;
-	t.qh = a.q_heads;
-	t.hd = a.head_dim;
-	t.max_blocks = a.max_blocks;
-	memcpy(&t.scale, &a.scale, sizeof(t.scale));
+	memcpy(&scale, &a.scale, sizeof(scale));
 	if (!a.scale)
-		t.scale = 1.0f / sqrtf((float)a.head_dim);
-	if (!isfinite(t.scale))
+		scale = 1.0f / sqrtf((float)a.head_dim);
+	if (!isfinite(scale))
 		return -EINVAL;
 	es = shxd_act_size((enum shxk_type)a.kv_type);
 	qn = (size_t)a.num_seqs * a.q_heads * a.head_dim;
 	cache = (size_t)a.num_blocks * a.block_size * a.kv_heads * a.head_dim *
 		es;
-	q = span(xj, 0, SYSHAX_ACCESS_READ,
-		 qn * shxd_act_size((enum shxk_type)a.q_type), &err);
-	t.kv.k = span(xj, 1, SYSHAX_ACCESS_READ, cache, &err);
-	t.kv.v = span(xj, 2, SYSHAX_ACCESS_READ, cache, &err);
-	bt = span(xj, 3, SYSHAX_ACCESS_READ,
-		  (uint64_t)a.num_seqs * a.max_blocks * 4, &err);
-	lens = span(xj, 4, SYSHAX_ACCESS_READ, (uint64_t)a.num_seqs * 4, &err);
-	out = span(xj, 5, SYSHAX_ACCESS_WRITE,
-		   qn * shxd_act_size((enum shxk_type)a.o_type), &err);
+	q = shxd_span(xj, 0, SYSHAX_ACCESS_READ,
+		      qn * shxd_act_size((enum shxk_type)a.q_type), &err);
+	kv = (struct shxk_kv_cache){
+		.type = (enum shxk_type)a.kv_type, .block_size = a.block_size,
+		.kv_heads = a.kv_heads, .head_dim = a.head_dim,
+		.k = shxd_span(xj, 1, SYSHAX_ACCESS_READ, cache, &err),
+		.v = shxd_span(xj, 2, SYSHAX_ACCESS_READ, cache, &err),
+	};
+	bt = shxd_span(xj, 3, SYSHAX_ACCESS_READ,
+		       (uint64_t)a.num_seqs * a.max_blocks * 4, &err);
+	lens = shxd_span(xj, 4, SYSHAX_ACCESS_READ, (uint64_t)a.num_seqs * 4,
+			 &err);
+	out = shxd_span(xj, 5, SYSHAX_ACCESS_WRITE,
+			qn * shxd_act_size((enum shxk_type)a.o_type), &err);
 	if (err)
 		return err;
 	/* Lengths and block tables are checked on copies: the client may
 	 * write them while the job runs. */
 	lcopy = shxd_scratch(&cpu->ms[MS_IDS], a.num_seqs * sizeof(int32_t) +
 			     (size_t)a.num_seqs * a.max_blocks * 4);
-	if (!lcopy)
+	seq = shxd_scratch(&cpu->ms[MS_SEQ], a.num_seqs * sizeof(*seq));
+	qf = shxd_scratch(&cpu->ms[MS_X], qn * sizeof(float));
+	of = shxd_scratch(&cpu->ms[MS_Y], qn * sizeof(float));
+	if (!lcopy || !seq || !qf || !of)
 		return -ENOMEM;
 	memcpy(lcopy, lens, a.num_seqs * sizeof(int32_t));
 	memcpy(lcopy + a.num_seqs, bt, (size_t)a.num_seqs * a.max_blocks * 4);
-	t.lens = lcopy;
-	t.bt = lcopy + a.num_seqs;
-	for (size_t s = 0; s < t.seqs; s++) {
-		if (t.lens[s] < 0 ||
-		    (uint64_t)t.lens[s] > (uint64_t)a.max_blocks * a.block_size)
+	for (size_t s = 0; s < a.num_seqs; s++) {
+		const int32_t *sbt = lcopy + a.num_seqs + s * a.max_blocks;
+
+		if (lcopy[s] < 0 ||
+		    (uint64_t)lcopy[s] > (uint64_t)a.max_blocks * a.block_size)
 			return -EINVAL;
-		blocks_used = ((size_t)t.lens[s] + a.block_size - 1) /
+		blocks_used = ((size_t)lcopy[s] + a.block_size - 1) /
 			      a.block_size;
 		for (size_t b = 0; b < blocks_used; b++)
-			if (t.bt[s * a.max_blocks + b] < 0 ||
-			    (uint32_t)t.bt[s * a.max_blocks + b] >= a.num_blocks)
+			if (sbt[b] < 0 || (uint32_t)sbt[b] >= a.num_blocks)
 				return -EINVAL;
+		seq[s] = (struct shxd_attn_seq){ kv, sbt, (size_t)lcopy[s] };
 	}
-	t.kv.type = (enum shxk_type)a.kv_type;
-	t.kv.block_size = a.block_size;
-	t.kv.kv_heads = a.kv_heads;
-	t.kv.head_dim = a.head_dim;
-	/* Chunks: enough items for every thread, none shorter than
-	 * MIN_CHUNK positions on average. */
-	items = t.seqs * a.kv_heads;
-	t.chunks = 1;
-	{
-		unsigned int threads = 0;
-		size_t maxlen = 0;
-
-		for (unsigned int p = 0; p < shxd_pool_count(cpu->pool); p++)
-			threads += shxd_pool_threads(cpu->pool, p);
-		for (size_t s = 0; s < t.seqs; s++)
-			maxlen = (size_t)t.lens[s] > maxlen ?
-				 (size_t)t.lens[s] : maxlen;
-		while (items * t.chunks < threads &&
-		       maxlen / (t.chunks + 1) >= MIN_CHUNK)
-			t.chunks++;
-	}
-	qf = shxd_scratch(&cpu->ms[MS_X], qn * sizeof(float));
-	of = shxd_scratch(&cpu->ms[MS_Y], qn * sizeof(float));
-	t.parts = shxd_scratch(&cpu->ms[MS_EO], qn * t.chunks * sizeof(float));
-	t.ml = shxd_scratch(&cpu->ms[MS_ATT],
-			    t.seqs * t.qh * t.chunks * 2 * sizeof(float));
-	if (!qf || !of || !t.parts || !t.ml)
-		return -ENOMEM;
 	shxd_to_f32((enum shxk_type)a.q_type, q, qf, qn);
-	t.q = qf;
-	shxd_pool_run(cpu->pool, attn_worker, &t);
-	for (size_t s = 0; s < t.seqs; s++) {
-		size_t o = s * t.chunks * t.qh;
-
-		shxk_attn_merge(t.parts + o * t.hd, t.ml + o * 2, t.chunks,
-				t.qh, t.hd, of + s * t.qh * t.hd, 0, t.qh);
-	}
-	shxd_from_f32((enum shxk_type)a.o_type, of, out, qn);
-	return 0;
+	err = shxd_attn_run(cpu, seq, a.num_seqs, a.q_heads, scale, qf, of);
+	if (!err)
+		shxd_from_f32((enum shxk_type)a.o_type, of, out, qn);
+	return err;
 }

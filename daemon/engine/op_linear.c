@@ -73,7 +73,7 @@ static void gemm_rows(const struct shxd_worker *w, const struct shxk_weights *wt
  * A matrix split by rows: each pool writes its columns [b[p], b[p+1]) of
  * out. Split by columns (FFN down): each pool multiplies its slice of X's
  * columns by its slice of W's and writes all n columns of its partial
- * output, summed by run_gemm.
+ * output, summed by shxd_gemm_run.
  */
 static void gemm_worker(struct task *t, const struct shxd_worker *w)
 {
@@ -216,8 +216,8 @@ static void reduce(struct shxd_cpu *cpu, const struct task *t, size_t rows,
 			out[i] += t->pout[p][i];
 }
 
-static int run_gemm(struct shxd_cpu *cpu, const struct shxd_mat *m,
-		    const float *in, size_t rows, float *out)
+int shxd_gemm_run(struct shxd_cpu *cpu, const struct shxd_mat *m,
+		  const float *in, size_t rows, float *out)
 {
 	struct task t = { .cpu = cpu, .k = m->k, .w = m, .in = in, .m = rows,
 			  .out = out };
@@ -302,7 +302,7 @@ static int linear_gemm(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 	y = x ? shxd_scratch(&cpu->ms[MS_Y], m * w->n * sizeof(float)) : NULL;
 	if (!y)
 		return -ENOMEM;
-	ret = run_gemm(cpu, w, x, m, y);
+	ret = shxd_gemm_run(cpu, w, x, m, y);
 	if (!ret)
 		scatter(pj, n, y, w->n);
 	return ret;
@@ -380,7 +380,7 @@ static int route(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 		/* Any job asks: the router runs over the whole batch. */
 		logits = shxd_scratch(&cpu->ms[MS_LOGITS],
 				      m * nexp * sizeof(float));
-		if (!logits || run_gemm(cpu, pj[i]->router, h, m, logits))
+		if (!logits || shxd_gemm_run(cpu, pj[i]->router, h, m, logits))
 			return -ENOMEM;
 		break;
 	}

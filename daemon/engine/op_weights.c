@@ -7,8 +7,7 @@
 #include "log.h"
 #include "wload.h"
 
-static int quant_type(const struct shxd_cpu *cpu, uint32_t q,
-		      enum shxk_type *t)
+int shxd_quant_type(const struct shxd_cpu *cpu, uint32_t q, enum shxk_type *t)
 {
 	switch (q) {
 	case SYSHAX_QUANT_DEFAULT:
@@ -28,8 +27,8 @@ static int quant_type(const struct shxd_cpu *cpu, uint32_t q,
 	}
 }
 
-static int add(struct shxd_cpu *cpu, struct shxd_wset *ws, uint32_t ctx,
-	       const char *what, __u64 *id)
+int shxd_wreg_publish(struct shxd_cpu *cpu, struct shxd_wset *ws, uint32_t ctx,
+		      const char *what, __u64 *id)
 {
 	int ret;
 
@@ -58,7 +57,7 @@ static int load(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
 
 	if (shxd_params(xj, &a, sizeof(a)) || a.flags || a.pad ||
 	    !shxd_zero(a.reserved, sizeof(a.reserved)) ||
-	    quant_type(cpu, a.quantize, &q))
+	    shxd_quant_type(cpu, a.quantize, &q))
 		return -EINVAL;
 	if (a.source == SYSHAX_WLOAD_FILE) {
 		if (xj->job->nr_refs || !memchr(a.path, '\0', sizeof(a.path)) ||
@@ -86,7 +85,7 @@ static int load(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
 			 err[0] ? err : strerror(-ret));
 		return ret;
 	}
-	return add(cpu, ws, xj->ctx, a.path, id);
+	return shxd_wreg_publish(cpu, ws, xj->ctx, a.path, id);
 }
 
 static void list_wset(const struct shxd_wset *ws, void *arg)

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "model.h"
 #include "model/wdesc.h"
 
 /* The path beneath dir, never outside it (symlinks and ".." included). */
@@ -58,9 +59,31 @@ static int build(const uint8_t *img, size_t len, struct shxd_tfile *tf,
 	return shxd_wset_build(&src, pool, out, err, errlen);
 }
 
-int shxd_wload_file(const char *model_dir, const char *path,
-		    enum shxk_type quantize, const struct shxd_pool *pool,
-		    struct shxd_wset **out, char *err, size_t errlen)
+/* A GGUF file's model: hyperparameters first (a wrong file fails before
+ * any weight is converted), then the set, then each layer's tensors. */
+static int build_model(const uint8_t *img, size_t len, struct shxd_tfile *tf,
+		       enum shxk_type q, const struct shxd_pool *pool,
+		       struct shxd_wset **out, char *err, size_t errlen)
+{
+	struct shxd_model hp;
+	int ret = shxd_model_hparams(tf, &hp, err, errlen);
+
+	if (!ret)
+		ret = build(img, len, tf, q, false, pool, out, err, errlen);
+	if (ret)
+		return ret;
+	ret = shxd_model_bind(*out, &hp, err, errlen);
+	if (ret) {
+		shxd_wset_put(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+static int load_file(const char *model_dir, const char *path,
+		     enum shxk_type quantize, bool model,
+		     const struct shxd_pool *pool, struct shxd_wset **out,
+		     char *err, size_t errlen)
 {
 	struct shxd_tfile tf;
 	struct stat st;
@@ -88,18 +111,42 @@ int shxd_wload_file(const char *model_dir, const char *path,
 		return ret;
 	}
 	gguf = !memcmp(img, "GGUF", 4);
+	if (model && !gguf) {
+		snprintf(err, errlen, "%s: a model must be a GGUF file", path);
+		munmap(img, (size_t)st.st_size);
+		return -EINVAL;
+	}
 	ret = gguf ? shxd_gguf_parse(img, (size_t)st.st_size, &tf, err, errlen) :
 		     shxd_safetensors_parse(img, (size_t)st.st_size, &tf, err,
 					    errlen);
 	if (!ret) {
-		/* GGUF blocks are used as they are: nothing to quantize. */
-		ret = build(img, (size_t)st.st_size, &tf,
-			    gguf ? SHXK_F32 : quantize, !gguf, pool, out, err,
-			    errlen);
+		/* WEIGHTS_LOAD uses a GGUF's weights as they are and
+		 * quantizes safetensors only; a model honours quantize. */
+		ret = model ? build_model(img, (size_t)st.st_size, &tf,
+					  quantize, pool, out, err, errlen) :
+			      build(img, (size_t)st.st_size, &tf,
+				    gguf ? SHXK_F32 : quantize, !gguf, pool,
+				    out, err, errlen);
 		shxd_tfile_free(&tf);
 	}
 	munmap(img, (size_t)st.st_size);
 	return ret;
+}
+
+int shxd_wload_file(const char *model_dir, const char *path,
+		    enum shxk_type quantize, const struct shxd_pool *pool,
+		    struct shxd_wset **out, char *err, size_t errlen)
+{
+	return load_file(model_dir, path, quantize, false, pool, out, err,
+			 errlen);
+}
+
+int shxd_wload_model(const char *model_dir, const char *path,
+		     enum shxk_type quantize, const struct shxd_pool *pool,
+		     struct shxd_wset **out, char *err, size_t errlen)
+{
+	return load_file(model_dir, path, quantize, true, pool, out, err,
+			 errlen);
 }
 
 int shxd_wload_buffer(const uint8_t *img, size_t len, enum shxk_type quantize,

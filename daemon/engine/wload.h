@@ -16,6 +16,14 @@ int shxd_wload_file(const char *model_dir, const char *path,
 		    enum shxk_type quantize, const struct shxd_pool *pool,
 		    struct shxd_wset **out, char *err, size_t errlen);
 
+/* A decoder model from a GGUF file, as shxd_wload_file finds it: its
+ * hyperparameters read and every tensor bound (ws->model); quantize
+ * applies to its F32/F16/BF16 matrices. -EINVAL with err for a file that
+ * is no model of a supported architecture. */
+int shxd_wload_model(const char *model_dir, const char *path,
+		     enum shxk_type quantize, const struct shxd_pool *pool,
+		     struct shxd_wset **out, char *err, size_t errlen);
+
 /* From a struct syshax_wdesc and its tensors in img[0, len). */
 int shxd_wload_buffer(const uint8_t *img, size_t len, enum shxk_type quantize,
 		      const struct shxd_pool *pool, struct shxd_wset **out,

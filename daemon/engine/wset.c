@@ -261,6 +261,7 @@ static void wset_free(struct shxd_wset *ws)
 	for (size_t i = 0; ws->t && i < ws->nt; i++)
 		free(ws->t[i].mats);
 	free(ws->t);
+	free(ws->model);
 	for (unsigned int p = 0; p < SHXD_MAX_POOLS; p++)
 		arena_free(&ws->arena[p]);
 	free(ws);

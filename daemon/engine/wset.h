@@ -20,6 +20,8 @@
 #include "pool.h"
 #include "shxk.h"
 
+struct shxd_model;
+
 /* Split bounds are multiples of this (whole Q8_0/Q4_0 blocks and X8
  * row groups on both sides of an FFN). */
 #define SHXD_SPLIT_ALIGN	32
@@ -58,6 +60,8 @@ struct shxd_wset {
 	struct shxd_tensor *t;		/* sorted by name */
 	size_t nt;
 	struct shxd_arena arena[SHXD_MAX_POOLS];
+	struct shxd_model *model;	/* MODEL_LOAD's, else NULL (freed
+					 * with the set) */
 };
 
 /* What to build a set from: a parsed image and how to convert it. */

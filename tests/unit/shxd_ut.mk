@@ -1,6 +1,6 @@
 # tests/unit/shxd_*_ut: syshaxd's config and op execution.
 SHXD_UT := $(B)/tests/unit/shxd_config_ut $(B)/tests/unit/shxd_exec_ut \
-	$(B)/tests/unit/shxd_pool_ut
+	$(B)/tests/unit/shxd_pool_ut $(B)/tests/unit/shxd_dispatch_ut
 
 $(SHXD_UT:%=%.o): CPPFLAGS_tests += -I$(CURDIR)/daemon -I$(CURDIR)/daemon/engine \
 	-I$(CURDIR)/kernels \
@@ -20,11 +20,16 @@ $(B)/tests/unit/shxd_pool_ut: $(B)/tests/unit/shxd_pool_ut.o \
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit numa) \
 		-pthread
 
+$(B)/tests/unit/shxd_dispatch_ut: $(B)/tests/unit/shxd_dispatch_ut.o \
+		$(B)/daemon/engine/dispatch.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit)
+
 .PHONY: check-shxd-unit
 check-shxd-unit: $(SHXD_UT)
 	$(B)/tests/unit/shxd_config_ut
 	$(B)/tests/unit/shxd_exec_ut
 	timeout 60 $(B)/tests/unit/shxd_pool_ut
+	$(B)/tests/unit/shxd_dispatch_ut
 
 ALL	+= $(SHXD_UT)
 CHECKS	+= check-shxd-unit

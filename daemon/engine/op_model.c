@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Whole models: MODEL_LOAD, DECODE and PREFILL steps, REPORT_XPU and the
+ * dispatch rule. A step is a list of rows (one token of one sequence
+ * each, with that sequence's KV cache in its client's buffers); DECODE
+ * jobs fetched together become one list, so their weight reads are shared
+ * (continuous batching). Per layer: RMSNorm, Q/K/V on the pools, q/k norm
+ * (qwen3), RoPE, the new K/V rows written into the client's blocks, paged
+ * attention, the output projection, and the FFN or MoE block through the
+ * batched ops of op_linear.c.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_int.h"
+#include "engine.h"
+#include "log.h"
+#include "model.h"
+#include "wload.h"
+
+/* Rows one step may carry (scratch grows with them). */
+#define STEP_MAX_ROWS	8192
+
+/* One token of one sequence. */
+struct row {
+	int32_t tok, pos;
+	const int32_t *bt;		/* checked copy of its block table */
+	uint8_t *k, *v;			/* its K and V caches, all layers */
+	size_t layer_bytes;
+	enum shxk_type kvt;
+	size_t block_size;
+	void *out;			/* its output row, or NULL */
+	uint32_t out_kind, topk;
+};
+
+/* A checked DECODE or PREFILL job. */
+struct step {
+	unsigned int idx;		/* in the fetched array */
+	struct shxd_wset *ws;		/* a reference */
+	struct syshax_step_params a;
+	int32_t *copy;			/* tokens, positions, block tables */
+	struct row *rows;
+	size_t n;
+};
+
+static void step_release(struct step *s)
+{
+	free(s->copy);
+	free(s->rows);
+	shxd_wset_put(s->ws);
+	memset(s, 0, sizeof(*s));
+}
+
+static size_t out_row_bytes(const struct syshax_step_params *a,
+			    const struct shxd_model *m)
+{
+	return a->out == SYSHAX_STEP_OUT_LOGITS ? (size_t)m->n_vocab * 4 :
+						  (size_t)a->topk * 8;
+}
+
+static int step_params(const struct shxd_xjob *xj, struct syshax_step_params *a,
+		       bool prefill)
+{
+	if (shxd_params(xj, a, sizeof(*a)) || !a->n || a->n > STEP_MAX_ROWS ||
+	    a->pad || !shxd_zero(a->reserved, sizeof(a->reserved)) ||
+	    xj->job->nr_refs != (prefill ? 5U : 6U) ||
+	    (prefill ? a->flags & ~SYSHAX_STEP_ALL_ROWS : a->flags | a->pos) ||
+	    !a->block_size || !a->num_blocks || !a->max_blocks ||
+	    a->kv_type > SYSHAX_DT_BF16 ||
+	    (a->out == SYSHAX_STEP_OUT_LOGITS && a->topk) ||
+	    (a->out == SYSHAX_STEP_OUT_TOPK &&
+	     (!a->topk || a->topk > SYSHAX_STEP_TOPK_MAX)) ||
+	    a->out > SYSHAX_STEP_OUT_TOPK)
+		return -EINVAL;
+	return 0;
+}
+
+/* Bytes of one layer's K (or V) cache; 0 on overflow. */
+static uint64_t layer_bytes(const struct syshax_step_params *a,
+			    const struct shxd_model *m)
+{
+	uint64_t b = shxd_act_size((enum shxk_type)a->kv_type);
+
+	if (__builtin_mul_overflow(b, (uint64_t)a->num_blocks, &b) ||
+	    __builtin_mul_overflow(b, (uint64_t)a->block_size, &b) ||
+	    __builtin_mul_overflow(b, (uint64_t)m->n_head_kv * m->head_dim,
+				   &b) ||
+	    __builtin_mul_overflow(b, (uint64_t)m->n_layer, &b))
+		return 0;
+	return b / m->n_layer;
+}
+
+/* Every position's block is a block of the cache. */
+static bool blocks_ok(const struct syshax_step_params *a, const int32_t *bt,
+		      uint64_t last_pos)
+{
+	if (last_pos >= (uint64_t)a->max_blocks * a->block_size)
+		return false;
+	for (uint64_t b = 0; b <= last_pos / a->block_size; b++)
+		if (bt[b] < 0 || (uint32_t)bt[b] >= a->num_blocks)
+			return false;
+	return true;
+}
+
+/*
+ * Checks a DECODE or PREFILL job against its model; s gets its rows.
+ * Tokens, positions and block tables are checked on copies: the client
+ * may write them while the job runs.
+ */
+static int step_check(const struct shxd_xjob *xj, struct step *s)
+{
+	bool prefill = xj->job->op == SYSHAX_OP_PREFILL;
+	struct syshax_step_params *a = &s->a;
+	const struct shxd_model *m;
+	unsigned int r = 0, nout;
+	uint64_t lb, n, bt_n;
+	const void *tok, *pos = NULL, *bt;
+	uint8_t *k, *v, *out;
+	int err = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (step_params(xj, a, prefill))
+		return -EINVAL;
+	s->ws = shxd_wreg_get(a->model);
+	if (!s->ws)
+		return -ENOENT;
+	m = s->ws->model;
+	lb = m ? layer_bytes(a, m) : 0;
+	if (!m || !lb || (a->out == SYSHAX_STEP_OUT_TOPK &&
+			  a->topk > m->n_vocab)) {
+		step_release(s);
+		return -EINVAL;
+	}
+	n = a->n;
+	bt_n = (prefill ? 1 : n) * a->max_blocks;
+	nout = prefill && !(a->flags & SYSHAX_STEP_ALL_ROWS) ? 1 : a->n;
+	tok = shxd_span(xj, r++, SYSHAX_ACCESS_READ, n * 4, &err);
+	if (!prefill)
+		pos = shxd_span(xj, r++, SYSHAX_ACCESS_READ, n * 4, &err);
+	bt = shxd_span(xj, r++, SYSHAX_ACCESS_READ, bt_n * 4, &err);
+	k = shxd_span(xj, r++, SYSHAX_ACCESS_RW, lb * m->n_layer, &err);
+	v = shxd_span(xj, r++, SYSHAX_ACCESS_RW, lb * m->n_layer, &err);
+	out = shxd_span(xj, r, SYSHAX_ACCESS_WRITE,
+			nout * out_row_bytes(a, m), &err);
+	s->copy = err ? NULL : malloc((2 * n + bt_n) * sizeof(int32_t));
+	s->rows = err ? NULL : calloc(n, sizeof(*s->rows));
+	if (err || !s->copy || !s->rows) {
+		step_release(s);
+		return err ? err : -ENOMEM;
+	}
+	memcpy(s->copy, tok, n * 4);
+	memcpy(s->copy + 2 * n, bt, bt_n * 4);
+	if (pos)
+		memcpy(s->copy + n, pos, n * 4);
+	for (uint64_t i = 0; i < n; i++) {
+		struct row *w = &s->rows[i];
+		int32_t p = prefill ? (int32_t)(a->pos + i) : s->copy[n + i];
+		const int32_t *rbt = s->copy + 2 * n + (prefill ? 0 : i) *
+				     a->max_blocks;
+
+		if (s->copy[i] < 0 || (uint32_t)s->copy[i] >= m->n_vocab ||
+		    p < 0 || (uint64_t)a->pos + i > INT32_MAX ||
+		    !blocks_ok(a, rbt, (uint64_t)p)) {
+			step_release(s);
+			return -EINVAL;
+		}
+		*w = (struct row){
+			.tok = s->copy[i], .pos = p, .bt = rbt, .k = k, .v = v,
+			.layer_bytes = lb, .kvt = (enum shxk_type)a->kv_type,
+			.block_size = a->block_size, .out_kind = a->out,
+			.topk = a->topk,
+		};
+		if (i + nout >= n)
+			w->out = out + (i + nout - n) * out_row_bytes(a, m);
+	}
+	s->n = n;
+	return 0;
+}
+
+/* ---- the forward pass ---- */
+
+struct fwd {
+	struct shxd_cpu *cpu;
+	struct shxd_wset *ws;
+	const struct shxd_model *m;
+	struct row *const *rows;
+	size_t n;
+	float *x, *h, *q, *k, *v, *a, *o, *cs;	/* scratch, see fwd_scratch */
+	struct shxd_attn_seq *seq;
+};
+
+static int fwd_scratch(struct fwd *f)
+{
+	const struct shxd_model *m = f->m;
+	size_t e = m->n_embd, qd = (size_t)m->n_head * m->head_dim;
+	size_t kd = (size_t)m->n_head_kv * m->head_dim, n = f->n;
+	size_t total = n * (3 * e + 2 * qd + 2 * kd + m->head_dim);
+	float *p = shxd_scratch(&f->cpu->ms[MS_STEP], total * sizeof(float));
+
+	f->seq = shxd_scratch(&f->cpu->ms[MS_SEQ], n * sizeof(*f->seq));
+	if (!p || !f->seq)
+		return -ENOMEM;
+	f->x = p;
+	f->h = f->x + n * e;
+	f->o = f->h + n * e;
+	f->q = f->o + n * e;
+	f->a = f->q + n * qd;
+	f->k = f->a + n * qd;
+	f->v = f->k + n * kd;
+	f->cs = f->v + n * kd;	/* per row: head_dim / 2 cos, then sin */
+	return 0;
+}
+
+static void embed(const struct fwd *f)
+{
+	const struct shxd_mat *w = f->m->embd;
+
+	for (size_t r = 0; r < f->n; r++) {
+		size_t t = (size_t)f->rows[r]->tok;
+		unsigned int p = 0;
+
+		while (t >= w->b[p + 1])
+			p++;
+		shxk_weights_row(&w->part[p], t - w->b[p], f->x + r * w->k);
+	}
+}
+
+/* cos and sin of each row's angles, as ggml's rope cache computes them
+ * (theta multiplied by the scale pair after pair, in float). */
+static void rope_cache(const struct fwd *f)
+{
+	size_t half = f->m->head_dim / 2;
+	float scale = powf(f->m->rope_base, -2.0f / (float)f->m->head_dim);
+
+	for (size_t r = 0; r < f->n; r++) {
+		float theta = (float)f->rows[r]->pos, *c = f->cs + r * 2 * half;
+
+		for (size_t i = 0; i < half; i++) {
+			c[i] = cosf(theta);
+			c[half + i] = sinf(theta);
+			theta *= scale;
+		}
+	}
+}
+
+/* RoPE on nh heads of each row of x: adjacent pairs (llama) or halves
+ * (NeoX: qwen). */
+static void rope(const struct fwd *f, float *x, size_t nh)
+{
+	size_t hd = f->m->head_dim, half = hd / 2;
+
+	for (size_t r = 0; r < f->n; r++) {
+		const float *c = f->cs + r * 2 * half, *s = c + half;
+
+		for (size_t h = 0; h < nh; h++) {
+			float *y = x + (r * nh + h) * hd;
+
+			for (size_t i = 0; i < half; i++) {
+				size_t a = f->m->neox ? i : 2 * i;
+				size_t b = f->m->neox ? i + half : 2 * i + 1;
+				float x0 = y[a], x1 = y[b];
+
+				y[a] = x0 * c[i] - x1 * s[i];
+				y[b] = x0 * s[i] + x1 * c[i];
+			}
+		}
+	}
+}
+
+static void add_bias(float *x, const float *b, size_t n, size_t d)
+{
+	for (size_t r = 0; b && r < n; r++)
+		for (size_t i = 0; i < d; i++)
+			x[r * d + i] += b[i];
+}
+
+/* The rows' new K and V into their caches at layer l. */
+static void kv_store(const struct fwd *f, unsigned int l)
+{
+	size_t kd = (size_t)f->m->n_head_kv * f->m->head_dim;
+
+	for (size_t r = 0; r < f->n; r++) {
+		const struct row *w = f->rows[r];
+		size_t es = shxd_act_size(w->kvt);
+		size_t slot = (size_t)w->bt[(size_t)w->pos / w->block_size] *
+			      w->block_size + (size_t)w->pos % w->block_size;
+		size_t at = l * w->layer_bytes + slot * kd * es;
+
+		shxd_from_f32(w->kvt, f->k + r * kd, w->k + at, kd);
+		shxd_from_f32(w->kvt, f->v + r * kd, w->v + at, kd);
+	}
+}
+
+static int attention(struct fwd *f, unsigned int l)
+{
+	const struct shxd_model *m = f->m;
+
+	for (size_t r = 0; r < f->n; r++) {
+		const struct row *w = f->rows[r];
+
+		f->seq[r] = (struct shxd_attn_seq){
+			.kv = {
+				.type = w->kvt, .block_size = w->block_size,
+				.kv_heads = m->n_head_kv, .head_dim = m->head_dim,
+				.k = w->k + l * w->layer_bytes,
+				.v = w->v + l * w->layer_bytes,
+			},
+			.bt = w->bt, .len = (size_t)w->pos + 1,
+		};
+	}
+	return shxd_attn_run(f->cpu, f->seq, f->n, m->n_head,
+			     1.0f / sqrtf((float)m->head_dim), f->q, f->a);
+}
+
+/* The FFN or MoE block, with its norm and residual, on x in place. */
+static int ffn(struct fwd *f, unsigned int l)
+{
+	const struct shxd_model *m = f->m;
+	const struct shxd_layer *y = &m->layer[l];
+	struct shxd_pjob p = {
+		.op = m->n_expert ? SYSHAX_OP_MOE : SYSHAX_OP_FFN,
+		.ws = f->ws, .m = (unsigned int)f->n, .x = f->x,
+		.xt = SHXK_F32, .y = f->x, .yt = SHXK_F32, .layer = l,
+		.eps = m->eps, .norm = y->ffn_norm,
+		.flags = SYSHAX_FFN_NORM | SYSHAX_FFN_RESIDUAL,
+		.g = y->gate, .u = y->up, .d = y->down,
+	};
+	struct shxd_pjob *pp = &p;
+
+	if (m->n_expert) {
+		/* Qwen3-MoE: softmax router, top-k renormalized. */
+		p.flags = SYSHAX_MOE_NORM | SYSHAX_MOE_RESIDUAL |
+			  SYSHAX_MOE_NORM_TOPK;
+		p.route = SYSHAX_MOE_ROUTE_ROUTER;
+		p.topk = m->n_expert_used;
+		p.nexp = m->n_expert;
+		p.router = y->router;
+	}
+	return shxd_op_linear(f->cpu, &pp, 1);
+}
+
+static int layer(struct fwd *f, unsigned int l)
+{
+	const struct shxd_model *m = f->m;
+	const struct shxd_layer *y = &m->layer[l];
+	size_t e = m->n_embd, n = f->n, hd = m->head_dim;
+	size_t qd = m->n_head * hd, kd = m->n_head_kv * hd;
+	int ret;
+
+	shxk_rmsnorm(f->x, y->attn_norm, f->h, e, m->eps, 0, n);
+	ret = shxd_gemm_run(f->cpu, y->wq, f->h, n, f->q);
+	if (!ret)
+		ret = shxd_gemm_run(f->cpu, y->wk, f->h, n, f->k);
+	if (!ret)
+		ret = shxd_gemm_run(f->cpu, y->wv, f->h, n, f->v);
+	if (ret)
+		return ret;
+	add_bias(f->q, y->bq, n, qd);
+	add_bias(f->k, y->bk, n, kd);
+	add_bias(f->v, y->bv, n, kd);
+	if (y->q_norm) {
+		shxk_rmsnorm(f->q, y->q_norm, f->q, hd, m->eps, 0,
+			     n * m->n_head);
+		shxk_rmsnorm(f->k, y->k_norm, f->k, hd, m->eps, 0,
+			     n * m->n_head_kv);
+	}
+	rope(f, f->q, m->n_head);
+	rope(f, f->k, m->n_head_kv);
+	kv_store(f, l);
+	ret = attention(f, l);
+	if (!ret)
+		ret = shxd_gemm_run(f->cpu, y->wo, f->a, n, f->o);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n * e; i++)
+		f->x[i] += f->o[i];
+	return ffn(f, l);
+}
+
+/* The k highest logits, highest first; ties: the lower id. */
+static void topk(const float *l, size_t nv, uint32_t k, uint8_t *out)
+{
+	int32_t ids[SYSHAX_STEP_TOPK_MAX];
+	float val[SYSHAX_STEP_TOPK_MAX];
+	uint32_t have = 0;
+
+	for (size_t i = 0; i < nv; i++) {
+		uint32_t at = have;
+
+		if (have == k && !(l[i] > val[k - 1]))
+			continue;
+		while (at > 0 && l[i] > val[at - 1])
+			at--;
+		if (have < k)
+			have++;
+		memmove(ids + at + 1, ids + at, (have - 1 - at) * sizeof(*ids));
+		memmove(val + at + 1, val + at, (have - 1 - at) * sizeof(*val));
+		ids[at] = (int32_t)i;
+		val[at] = l[i];
+	}
+	for (uint32_t i = 0; i < k; i++) {
+		memcpy(out + i * 8, &ids[i], 4);
+		memcpy(out + i * 8 + 4, &val[i], 4);
+	}
+}
+
+/* Final norm and logits for the rows that want output. */
+static int output(struct fwd *f)
+{
+	const struct shxd_model *m = f->m;
+	size_t e = m->n_embd, nout = 0, nv = m->n_vocab;
+	float *logits;
+	int ret;
+
+	for (size_t r = 0; r < f->n; r++)
+		if (f->rows[r]->out)
+			shxk_rmsnorm(f->x + r * e, m->output_norm,
+				     f->h + nout++ * e, e, m->eps, 0, 1);
+	logits = shxd_scratch(&f->cpu->ms[MS_LOGITS], nout * nv * 4);
+	if (!logits)
+		return -ENOMEM;
+	ret = shxd_gemm_run(f->cpu, m->output, f->h, nout, logits);
+	if (ret)
+		return ret;
+	for (size_t r = 0, i = 0; r < f->n; r++) {
+		const struct row *w = f->rows[r];
+
+		if (!w->out)
+			continue;
+		if (w->out_kind == SYSHAX_STEP_OUT_LOGITS)
+			memcpy(w->out, logits + i * nv, nv * sizeof(float));
+		else
+			topk(logits + i * nv, nv, w->topk, w->out);
+		i++;
+	}
+	return 0;
+}
+
+static int forward(struct shxd_cpu *cpu, struct shxd_wset *ws,
+		   struct row *const *rows, size_t n)
+{
+	struct fwd f = { .cpu = cpu, .ws = ws, .m = ws->model, .rows = rows,
+			 .n = n };
+	int ret = fwd_scratch(&f);
+
+	if (ret)
+		return ret;
+	embed(&f);
+	rope_cache(&f);
+	for (unsigned int l = 0; l < f.m->n_layer && !ret; l++)
+		ret = layer(&f, l);
+	return ret ? ret : output(&f);
+}
+
+/* ---- jobs ---- */
+
+/* Runs checked steps as one list of rows and completes them. */
+static void run_steps(struct shxd_cpu *cpu, struct step *s, unsigned int ns,
+		      uint32_t op, struct syshax_engine_cpl *cpls)
+{
+	struct row **rows;
+	size_t n = 0;
+	uint64_t t0 = shxd_now_ns(), t1;
+	int ret = -ENOMEM;
+
+	for (unsigned int i = 0; i < ns; i++)
+		n += s[i].n;
+	rows = shxd_scratch(&cpu->ms[MS_ROWS], n * sizeof(*rows));
+	if (rows) {
+		for (unsigned int i = 0, o = 0; i < ns; i++)
+			for (size_t r = 0; r < s[i].n; r++)
+				rows[o++] = &s[i].rows[r];
+		ret = forward(cpu, s[0].ws, rows, n);
+	}
+	t1 = shxd_now_ns();
+	for (unsigned int i = 0; i < ns; i++) {
+		struct syshax_engine_cpl *c = &cpls[s[i].idx];
+		size_t nout = op == SYSHAX_OP_PREFILL &&
+			      !(s[i].a.flags & SYSHAX_STEP_ALL_ROWS) ? 1 : s[i].n;
+
+		c->status = ret;
+		c->result = ret ? 0 : nout;
+		c->exec_ns = t1 - t0;
+		step_release(&s[i]);
+	}
+	if (!ret && op == SYSHAX_OP_DECODE) {
+		pthread_mutex_lock(&cpu->stats_lock);
+		shxd_load_add(&cpu->load, t0, t1, (unsigned int)n);
+		pthread_mutex_unlock(&cpu->stats_lock);
+	}
+	for (unsigned int p = 0; p < shxd_pool_count(cpu->pool); p++)
+		cpu->pool_ns[p] = t1 - t0;
+	shxd_account(cpu, op, ns, n, ret, ns > 1);
+}
+
+/* The rule for one MAY_DEFER job, with rows already kept in this batch. */
+static bool defer(struct shxd_cpu *cpu, size_t kept)
+{
+	struct shxd_dispatch_in in;
+	enum shxd_why why;
+	bool d;
+
+	pthread_mutex_lock(&cpu->stats_lock);
+	shxd_load_get(&cpu->load, shxd_now_ns(), &in.cpu_running, &in.cpu_tps);
+	if (kept > in.cpu_running)
+		in.cpu_running = (unsigned int)kept;
+	in.xpu_running = cpu->xpu_running;
+	in.xpu_tps = cpu->xpu_tps;
+	in.max_batch = cpu->max_batch;
+	d = shxd_dispatch(&in, &why) == SHXD_SIDE_XPU;
+	if (d)
+		cpu->stats.decode_deferred++;
+	else
+		cpu->stats.decode_kept++;
+	pthread_mutex_unlock(&cpu->stats_lock);
+	return d;
+}
+
+void shxd_op_steps(struct shxd_cpu *cpu, struct shxd_xjob *jobs,
+		   unsigned int i, unsigned int n,
+		   struct syshax_engine_cpl *cpls, bool *done)
+{
+	static _Thread_local struct step s[SHXD_ENGINE_BATCH];
+	uint32_t op = jobs[i].job->op;
+	unsigned int ns = 0;
+	size_t rows = 0;
+	int ret;
+
+	/* A PREFILL runs alone; DECODE jobs of one model fetched together
+	 * run as one batch of up to max_batch rows. */
+	for (unsigned int j = i; j < n && (op == SYSHAX_OP_DECODE || j == i);
+	     j++) {
+		struct step *c = &s[ns];
+
+		if (done[j] || jobs[j].status || jobs[j].job->op != op)
+			continue;
+		if (ns && rows >= cpu->max_batch)
+			break;
+		ret = step_check(&jobs[j], c);
+		if (ret) {
+			done[j] = true;
+			cpls[j].status = ret;
+			shxd_account(cpu, op, 1, 0, ret, false);
+			continue;
+		}
+		if (ns && (c->ws != s[0].ws || rows + c->n > cpu->max_batch)) {
+			step_release(c);	/* a later batch takes it */
+			continue;
+		}
+		done[j] = true;
+		if ((jobs[j].job->flags & SYSHAX_JOB_MAY_DEFER) &&
+		    op == SYSHAX_OP_DECODE && defer(cpu, rows)) {
+			cpls[j].flags = SYSHAX_CPL_DEFERRED;
+			step_release(c);
+			continue;
+		}
+		c->idx = j;
+		rows += c->n;
+		ns++;
+	}
+	if (ns)
+		run_steps(cpu, s, ns, op, cpls);
+}
+
+static int model_load(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
+		      __u64 *id)
+{
+	struct syshax_model_load_params a;
+	struct syshax_model_info mi;
+	struct shxd_wset *ws;
+	void *info = NULL;
+	enum shxk_type q;
+	char err[512];
+	int ret;
+
+	if (shxd_params(xj, &a, sizeof(a)) || a.flags ||
+	    !shxd_zero(a.reserved, sizeof(a.reserved)) ||
+	    shxd_quant_type(cpu, a.quantize, &q) || xj->job->nr_refs > 1 ||
+	    !memchr(a.path, '\0', sizeof(a.path)) || !a.path[0])
+		return -EINVAL;
+	if (xj->job->nr_refs) {
+		ret = shxd_ref_span(xj, 0, SYSHAX_ACCESS_WRITE, sizeof(mi),
+				    &info);
+		if (ret)
+			return ret;
+	}
+	ret = shxd_wload_model(cpu->model_dir, a.path, q, cpu->pool, &ws, err,
+			       sizeof(err));
+	if (ret) {
+		shxd_log(LOG_WARNING, "model %s: %s", a.path,
+			 err[0] ? err : strerror(-ret));
+		return ret;
+	}
+	ret = shxd_wreg_publish(cpu, ws, xj->ctx, a.path, id);
+	if (ret)
+		return ret;
+	shxd_model_info(ws, &mi);
+	shxd_log(LOG_INFO, "model %s: %s, %u layers, %u embd, %u heads (%u kv), "
+		 "%u vocab%s, %.1f MiB", a.path,
+		 shxd_model_arch_name(ws->model->arch), mi.n_layer, mi.n_embd,
+		 mi.n_head, mi.n_head_kv, mi.n_vocab,
+		 mi.n_expert ? ", experts" : "",
+		 (double)mi.weight_bytes / (1 << 20));
+	if (info)
+		memcpy(info, &mi, sizeof(mi));
+	return 0;
+}
+
+static int report_xpu(struct shxd_cpu *cpu, const struct shxd_xjob *xj)
+{
+	struct syshax_report_xpu_params a;
+	float tps;
+
+	if (shxd_params(xj, &a, sizeof(a)) || xj->job->nr_refs ||
+	    !shxd_zero(a.reserved, sizeof(a.reserved)))
+		return -EINVAL;
+	memcpy(&tps, &a.tokens_per_s, sizeof(tps));
+	if (!isfinite(tps) || tps < 0.0f)
+		return -EINVAL;
+	pthread_mutex_lock(&cpu->stats_lock);
+	cpu->xpu_running = a.running;
+	cpu->xpu_tps = tps;
+	cpu->stats.xpu_reports++;
+	pthread_mutex_unlock(&cpu->stats_lock);
+	return 0;
+}
+
+int shxd_op_model(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
+		  __u64 *result)
+{
+	switch (xj->job->op) {
+	case SYSHAX_OP_MODEL_LOAD:
+		return model_load(cpu, xj, result);
+	case SYSHAX_OP_REPORT_XPU:
+		return report_xpu(cpu, xj);
+	default:
+		return -EINVAL;
+	}
+}
