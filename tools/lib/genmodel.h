@@ -43,6 +43,9 @@ struct gm_opts {
 	uint64_t seed;
 	/* Non-zero: overrides the preset's layer count (quick tests). */
 	unsigned int n_layer;
+	/* Non-zero: no output.weight, the logits use token_embd (scaled
+	 * for that); every preset has its own output.weight. */
+	int tied;
 };
 
 /* The shape of a preset for an arch: 0, or -EINVAL (unknown name). */

@@ -11,15 +11,15 @@
 #include <string.h>
 #include <unistd.h>
 
-/* A growing buffer; after a failed allocation every write is dropped and
- * the result is NULL. */
-struct wb {
+/* A growing buffer; after a failure (bad: -ENOMEM, or -EINVAL for what
+ * cannot be encoded) every write is dropped and the result is NULL. */
+struct wf_buf {
 	uint8_t *p;
 	size_t len, cap;
 	int bad;
 };
 
-static void put(struct wb *b, const void *s, size_t n)
+static void put(struct wf_buf *b, const void *s, size_t n)
 {
 	size_t c;
 	uint8_t *q;
@@ -32,7 +32,7 @@ static void put(struct wb *b, const void *s, size_t n)
 			c *= 2;
 		q = realloc(b->p, c);
 		if (!q) {
-			b->bad = 1;
+			b->bad = -ENOMEM;
 			return;
 		}
 		b->p = q;
@@ -45,7 +45,7 @@ static void put(struct wb *b, const void *s, size_t n)
 	b->len += n;
 }
 
-static void put_le(struct wb *b, uint64_t v, unsigned int n)
+static void put_le(struct wf_buf *b, uint64_t v, unsigned int n)
 {
 	uint8_t x[8];
 	unsigned int i;
@@ -55,22 +55,22 @@ static void put_le(struct wb *b, uint64_t v, unsigned int n)
 	put(b, x, n);
 }
 
-static void put_str(struct wb *b, const char *s)
+static void put_str(struct wf_buf *b, const char *s)
 {
 	put_le(b, strlen(s), 8);
 	put(b, s, strlen(s));
 }
 
-static void pad(struct wb *b, size_t align)
+static void pad(struct wf_buf *b, size_t align)
 {
 	if (b->len % align)
 		put(b, NULL, align - b->len % align);
 }
 
-static void putf(struct wb *b, const char *fmt, ...)
+static void putf(struct wf_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static void putf(struct wb *b, const char *fmt, ...)
+static void putf(struct wf_buf *b, const char *fmt, ...)
 {
 	char s[512];
 	va_list ap;
@@ -80,12 +80,12 @@ static void putf(struct wb *b, const char *fmt, ...)
 	n = vsnprintf(s, sizeof(s), fmt, ap);
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(s))
-		b->bad = 1;
+		b->bad = -EINVAL;
 	else
 		put(b, s, (size_t)n);
 }
 
-static uint8_t *done(struct wb *b, size_t *len)
+static uint8_t *done(struct wf_buf *b, size_t *len)
 {
 	if (b->bad) {
 		free(b->p);
@@ -103,7 +103,7 @@ static unsigned int vsize(uint32_t type)
 	return type < sizeof(sz) ? sz[type] : 0;
 }
 
-static void put_scalar(struct wb *b, uint32_t type, int64_t i, double f)
+static void put_scalar(struct wf_buf *b, uint32_t type, int64_t i, double f)
 {
 	float x = (float)f;
 	uint32_t u32;
@@ -120,7 +120,7 @@ static void put_scalar(struct wb *b, uint32_t type, int64_t i, double f)
 	}
 }
 
-static void put_kv(struct wb *b, const struct wf_wkv *kv)
+static void put_kv(struct wf_buf *b, const struct wf_wkv *kv)
 {
 	const char *const *strs = kv->arr;
 	size_t i;
@@ -138,56 +138,213 @@ static void put_kv(struct wb *b, const struct wf_wkv *kv)
 		else if (vsize(kv->arr_type))
 			put(b, kv->arr, kv->arr_n * vsize(kv->arr_type));
 		else
-			b->bad = 1;
+			b->bad = -EINVAL;
 	} else if (vsize(kv->type)) {
 		put_scalar(b, kv->type, kv->i, kv->f);
 	} else {
-		b->bad = 1;
+		b->bad = -EINVAL;
 	}
+}
+
+static uint64_t align_up(uint64_t off, size_t align)
+{
+	return (off + align - 1) / align * align;
+}
+
+/*
+ * The layout, in one place: the header (kv entries, tensor infos with
+ * their data offsets, zeros to the alignment) into b; *align gets the
+ * alignment, and the return value is the data's size (the end of the last
+ * tensor, from the header's end).
+ */
+static uint64_t gguf_header(struct wf_buf *b, const struct wf_wkv *kv,
+			    size_t nkv, const struct wf_wtensor *t, size_t nt,
+			    size_t *align)
+{
+	uint64_t off = 0;
+	size_t i;
+	uint32_t j;
+
+	*align = 32;
+	for (i = 0; i < nkv; i++)
+		if (!strcmp(kv[i].key, "general.alignment") &&
+		    kv[i].type == WF_GGUF_U32 && kv[i].i > 0)
+			*align = (size_t)kv[i].i;
+
+	put(b, "GGUF", 4);
+	put_le(b, 3, 4);
+	put_le(b, nt, 8);
+	put_le(b, nkv, 8);
+	for (i = 0; i < nkv; i++)
+		put_kv(b, &kv[i]);
+	for (i = 0; i < nt; i++) {
+		put_str(b, t[i].name);
+		put_le(b, t[i].ndim, 4);
+		for (j = 0; j < t[i].ndim && j < 4; j++)
+			put_le(b, t[i].ne[j], 8);
+		put_le(b, t[i].ggml_type, 4);
+		off = align_up(off, *align);
+		put_le(b, off, 8);
+		off += t[i].size;
+	}
+	pad(b, *align);
+	return off;
+}
+
+uint64_t wf_gguf_size(const struct wf_wkv *kv, size_t nkv,
+		      const struct wf_wtensor *t, size_t nt)
+{
+	struct wf_buf b = { 0 };
+	size_t align;
+	uint64_t len = gguf_header(&b, kv, nkv, t, nt, &align);
+
+	len = b.bad ? 0 : len + b.len;
+	free(b.p);
+	return len;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* n bytes (zeros when p is NULL) to the file or the image. */
+static void emit(struct wf_gguf *w, const void *p, size_t n)
+{
+	static const uint8_t zeros[4096];
+	size_t k;
+
+	if (w->err)
+		return;
+	w->pos += n;
+	if (w->mem) {
+		put(w->mem, p, n);
+		w->err = w->mem->bad;
+		return;
+	}
+	for (; !p && n && !w->err; n -= k) {
+		k = n < sizeof(zeros) ? n : sizeof(zeros);
+		w->err = write_all(w->fd, zeros, k);
+	}
+	if (p)
+		w->err = write_all(w->fd, p, n);
+}
+
+/* Starts a GGUF on fd, or in mem when fd < 0. */
+static int gguf_begin(struct wf_gguf *w, int fd, struct wf_buf *mem,
+		      const struct wf_wkv *kv, size_t nkv,
+		      const struct wf_wtensor *t, size_t nt)
+{
+	struct wf_buf h = { 0 };
+
+	*w = (struct wf_gguf){ .fd = fd, .mem = mem, .t = t, .nt = nt };
+	gguf_header(&h, kv, nkv, t, nt, &w->align);
+	w->err = h.bad;
+	emit(w, h.p, h.len);
+	w->data = w->pos;
+	free(h.p);
+	return w->err;
+}
+
+int wf_gguf_begin(struct wf_gguf *w, const char *path,
+		  const struct wf_wkv *kv, size_t nkv,
+		  const struct wf_wtensor *t, size_t nt)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		*w = (struct wf_gguf){ .fd = -1, .err = -errno };
+		return w->err;
+	}
+	return gguf_begin(w, fd, NULL, kv, nkv, t, nt);
+}
+
+/* Past the tensors already whole (empty ones included). */
+static void skip_done(struct wf_gguf *w)
+{
+	while (w->cur < w->nt && w->done == w->t[w->cur].size) {
+		w->off = align_up(w->off + w->done, w->align);
+		w->cur++;
+		w->done = 0;
+	}
+}
+
+int wf_gguf_put(struct wf_gguf *w, const void *p, size_t n)
+{
+	const uint8_t *s = p;
+	uint64_t k;
+
+	while (n && !w->err) {
+		skip_done(w);
+		if (w->cur == w->nt) {
+			w->err = -EINVAL;
+			break;
+		}
+		if (!w->done)
+			emit(w, NULL, w->data + w->off - w->pos);
+		k = w->t[w->cur].size - w->done;
+		k = k < n ? k : n;
+		emit(w, s, k);
+		w->done += k;
+		s = s ? s + k : NULL;
+		n -= k;
+	}
+	return w->err;
+}
+
+int wf_gguf_end(struct wf_gguf *w)
+{
+	if (!w->err) {
+		skip_done(w);
+		if (w->cur < w->nt)
+			w->err = -EINVAL;
+	}
+	if (w->fd >= 0 && close(w->fd) && !w->err)
+		w->err = -errno;
+	w->fd = -1;
+	return w->err;
+}
+
+/* The whole file, each tensor's data from t (zeros for NULL). */
+static int gguf_all(struct wf_gguf *w, const struct wf_wtensor *t, size_t nt)
+{
+	size_t i;
+
+	for (i = 0; i < nt; i++)
+		wf_gguf_put(w, t[i].data, t[i].size);
+	return wf_gguf_end(w);
 }
 
 uint8_t *wf_gguf_image(const struct wf_wkv *kv, size_t nkv,
 		       const struct wf_wtensor *t, size_t nt, size_t *len)
 {
-	struct wb b = { 0 };
-	size_t align = 32, off = 0, i;
-	uint32_t j;
+	struct wf_buf b = { 0 };
+	struct wf_gguf w;
 
-	for (i = 0; i < nkv; i++)
-		if (!strcmp(kv[i].key, "general.alignment") &&
-		    kv[i].type == WF_GGUF_U32 && kv[i].i > 0)
-			align = (size_t)kv[i].i;
-
-	put(&b, "GGUF", 4);
-	put_le(&b, 3, 4);
-	put_le(&b, nt, 8);
-	put_le(&b, nkv, 8);
-	for (i = 0; i < nkv; i++)
-		put_kv(&b, &kv[i]);
-	for (i = 0; i < nt; i++) {
-		put_str(&b, t[i].name);
-		put_le(&b, t[i].ndim, 4);
-		for (j = 0; j < t[i].ndim && j < 4; j++)
-			put_le(&b, t[i].ne[j], 8);
-		put_le(&b, t[i].ggml_type, 4);
-		off = (off + align - 1) / align * align;
-		put_le(&b, off, 8);
-		off += t[i].size;
+	gguf_begin(&w, -1, &b, kv, nkv, t, nt);
+	if (gguf_all(&w, t, nt)) {
+		free(b.p);
+		return NULL;
 	}
-	for (i = 0; i < nt; i++) {
-		pad(&b, align);
-		put(&b, t[i].data, t[i].size);
-	}
-	/* A file without tensors still ends with its padding. */
-	if (!nt)
-		pad(&b, align);
 	return done(&b, len);
 }
 
 uint8_t *wf_st_image_json(const char *json, const void *data, size_t size,
 			  size_t *len)
 {
-	struct wb b = { 0 };
+	struct wf_buf b = { 0 };
 
 	put_le(&b, strlen(json), 8);
 	put(&b, json, strlen(json));
@@ -197,7 +354,7 @@ uint8_t *wf_st_image_json(const char *json, const void *data, size_t size,
 
 uint8_t *wf_st_image(const struct wf_wtensor *t, size_t nt, size_t *len)
 {
-	struct wb h = { 0 }, b = { 0 };
+	struct wf_buf h = { 0 }, b = { 0 };
 	size_t off = 0, i;
 	uint32_t k;
 
@@ -228,24 +385,12 @@ uint8_t *wf_st_image(const struct wf_wtensor *t, size_t nt, size_t *len)
 
 int wf_save(const char *path, const void *img, size_t len)
 {
-	const uint8_t *p = img;
-	ssize_t n;
-	int fd, ret = 0;
+	int fd, ret;
 
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	while (len) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ret = n < 0 ? -errno : -EIO;
-			break;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
+	ret = write_all(fd, img, len);
 	if (close(fd) && !ret)
 		ret = -errno;
 	return ret;
@@ -254,15 +399,11 @@ int wf_save(const char *path, const void *img, size_t len)
 int wf_gguf_write(const char *path, const struct wf_wkv *kv, size_t nkv,
 		  const struct wf_wtensor *t, size_t nt)
 {
-	size_t len;
-	uint8_t *img = wf_gguf_image(kv, nkv, t, nt, &len);
-	int ret;
+	struct wf_gguf w;
 
-	if (!img)
-		return -ENOMEM;
-	ret = wf_save(path, img, len);
-	free(img);
-	return ret;
+	if (wf_gguf_begin(&w, path, kv, nkv, t, nt))
+		return wf_gguf_end(&w);
+	return gguf_all(&w, t, nt);
 }
 
 int wf_st_write(const char *path, const struct wf_wtensor *t, size_t nt)

@@ -87,7 +87,49 @@ uint8_t *wf_st_image(const struct wf_wtensor *t, size_t nt, size_t *len);
 uint8_t *wf_st_image_json(const char *json, const void *data, size_t size,
 			  size_t *len);
 
-/* The same, into a file (created or truncated, 0644). 0 or -errno. */
+/* The bytes wf_gguf_image would give (0 on an unknown value type). */
+uint64_t wf_gguf_size(const struct wf_wkv *kv, size_t nkv,
+		      const struct wf_wtensor *t, size_t nt);
+
+/*
+ * A GGUF file written as its data is made, for files too large to hold in
+ * memory: wf_gguf_begin writes the header from t's names, shapes, types
+ * and sizes (data is not read, and t must stay valid until wf_gguf_end),
+ * then wf_gguf_put takes the tensors' bytes in order, any number of bytes
+ * a call (zeros when p is NULL), and pads before each tensor as
+ * wf_gguf_image does (one layout for both). All return 0 or the first
+ * failure: -errno, or -EINVAL for more or (wf_gguf_end) fewer bytes than t
+ * declares. wf_gguf_end closes the file whatever happened before; the
+ * caller removes a file it gives up on.
+ *
+ *	struct wf_gguf w;
+ *	wf_gguf_begin(&w, path, kv, nkv, t, nt);
+ *	for (i = 0; i < nt; i++)
+ *		for (each chunk of t[i]'s bytes)
+ *			wf_gguf_put(&w, chunk, len);
+ *	ret = wf_gguf_end(&w);
+ */
+struct wf_buf;
+struct wf_gguf {
+	int fd;			/* the file, or -1 */
+	struct wf_buf *mem;	/* the image (wf_gguf_image), or NULL */
+	const struct wf_wtensor *t;
+	size_t nt, cur, align;	/* cur: the tensor being written */
+	uint64_t done;		/* bytes of t[cur] written */
+	uint64_t off;		/* t[cur]'s offset from the data's start */
+	uint64_t data;		/* where the data starts in the file */
+	uint64_t pos;		/* bytes written */
+	int err;		/* the first failure, or 0 */
+};
+
+int wf_gguf_begin(struct wf_gguf *w, const char *path,
+		  const struct wf_wkv *kv, size_t nkv,
+		  const struct wf_wtensor *t, size_t nt);
+int wf_gguf_put(struct wf_gguf *w, const void *p, size_t n);
+int wf_gguf_end(struct wf_gguf *w);
+
+/* The same as the images, into a file (created or truncated, 0644). 0 or
+ * -errno. */
 int wf_gguf_write(const char *path, const struct wf_wkv *kv, size_t nkv,
 		  const struct wf_wtensor *t, size_t nt);
 int wf_st_write(const char *path, const struct wf_wtensor *t, size_t nt);
