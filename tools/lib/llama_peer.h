@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * llama.cpp's own library as a peer: whole decode steps of a GGUF model
+ * run by libllama on the CPU, to check the engine token for token and to
+ * benchmark it. The libraries are dlopen'ed from a folder that
+ * tools/fetch-ggml.sh fills (libllama.so, libggml*.so, libggml-cpu-*.so);
+ * no llama.cpp header is needed to build.
+ *
+ *	struct llp *l;
+ *	struct llp_ctx_opts o = { .n_ctx = 256, .n_batch = 64, .n_seq_max = 1,
+ *				  .threads = 4, .f32_kv = 1 };
+ *	char err[256];
+ *
+ *	if (llp_open(&l, "build/ggml", err, sizeof(err)) == -ENOENT)
+ *		skip;
+ *	llp_load(l, "m.gguf", err, sizeof(err));
+ *	llp_context(l, &o, err, sizeof(err));
+ *	llp_decode(l, tok, pos, seq, want, n, err, sizeof(err));
+ *	logits = llp_logits(l, n - 1);	// llp_n_vocab(l) floats
+ *
+ * Every int function returns 0 or a negative errno, with a message in err.
+ * llama.cpp logs only warnings and errors unless SYSHAX_LLAMA_LOG=1.
+ */
+#ifndef LLAMA_PEER_H
+#define LLAMA_PEER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct llp;
+
+/*
+ * dlopen libllama and ggml from dir; check the struct layouts. -ENOENT
+ * when the libraries are absent or do not load (callers skip), -EPROTO
+ * when the layout check fails (a libllama other than the one declared).
+ */
+int llp_open(struct llp **out, const char *dir, char *err, size_t errlen);
+
+/*
+ * Loads a GGUF file on the CPU, no mmap (load_mode none: pages of an
+ * mmapped model are evicted after ~a minute idle on this machine and would
+ * time erratically), n_gpu_layers 0. Once per llp.
+ */
+int llp_load(struct llp *l, const char *gguf, char *err, size_t errlen);
+
+struct llp_ctx_opts {
+	/* n_ctx is for all n_seq_max sequences: each gets n_ctx / n_seq_max,
+	 * padded by llama.cpp (512 for 8 sequences gives each 256) */
+	unsigned int n_ctx, n_batch, n_seq_max, threads;
+	/* KV cache f32 and flash attention off, for tight comparisons */
+	int f32_kv;
+};
+
+/* A context on the loaded model (one per llp; a second replaces it). */
+int llp_context(struct llp *l, const struct llp_ctx_opts *o, char *err,
+		size_t errlen);
+
+/*
+ * One llama_decode of n tokens (n <= n_batch): token ids, positions,
+ * sequence ids (< n_seq_max; several sequences may share the batch) and
+ * which rows want logits (nonzero).
+ */
+int llp_decode(struct llp *l, const int32_t *tok, const int32_t *pos,
+	       const int32_t *seq, const uint8_t *logits, unsigned int n,
+	       char *err, size_t errlen);
+
+/* Logits of row i of the last decode (llama_get_logits_ith: i < 0 counts
+ * from the end), llp_n_vocab() floats; NULL where the row has none. */
+const float *llp_logits(struct llp *l, int i);
+
+int llp_n_vocab(const struct llp *l);
+
+/* Threads of the decode from now on (benchmarks); -EINVAL before a context. */
+int llp_threads(struct llp *l, int n);
+
+/* Clears the KV cache (memory) of every sequence, for a new run. */
+void llp_clear(struct llp *l);
+
+/* "llama.cpp <commit> (libllama <version>)" and the package VERSION that
+ * tools/fetch-ggml.sh wrote, where known. */
+const char *llp_version(const struct llp *l);
+
+void llp_close(struct llp *l);
+
+#endif
