@@ -21,7 +21,7 @@
 
 static int (*const g_suites[])(void) = {
 	t_add_gemm, t_add_ffn, t_add_moe, t_add_attn, t_add_load, t_add_bad,
-	t_add_batch,
+	t_add_batch, t_add_model,
 };
 
 static void rm_dir(const char *dir)

@@ -148,6 +148,10 @@ uint64_t tw_elems(const struct tw *w);
 /* GGUF (names as given) / safetensors (names[i] when given) in the
  * model_dir: 0 or -errno. */
 int tw_write_gguf(const char *file, const struct tw *w, size_t n);
+/* The same with these metadata entries (wfile.h) instead. */
+struct wf_wkv;
+int tw_write_gguf_kv(const char *file, const struct wf_wkv *kv, size_t nkv,
+		     const struct tw *w, size_t n);
 int tw_write_st(const char *file, const struct tw *w,
 		const char *const *names, size_t n);
 /* model_dir/file */
@@ -202,5 +206,6 @@ int t_add_attn(void);
 int t_add_load(void);
 int t_add_bad(void);
 int t_add_batch(void);
+int t_add_model(void);
 
 #endif /* T_ENGINE_H */

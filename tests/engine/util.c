@@ -598,12 +598,9 @@ static void to_wtensor(const struct tw *w, const char *name,
 	t->size = w->size;
 }
 
-int tw_write_gguf(const char *file, const struct tw *w, size_t n)
+int tw_write_gguf_kv(const char *file, const struct wf_wkv *kv, size_t nkv,
+		     const struct tw *w, size_t n)
 {
-	static const struct wf_wkv kv[] = {
-		WF_KV_STR("general.architecture", "llama"),
-		WF_KV_U32("general.alignment", 32),
-	};
 	struct wf_wtensor *t = calloc(n, sizeof(*t));
 	int ret;
 
@@ -611,9 +608,19 @@ int tw_write_gguf(const char *file, const struct tw *w, size_t n)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		to_wtensor(&w[i], NULL, &t[i]);
-	ret = wf_gguf_write(t_path(file), kv, T_ARRAY_SIZE(kv), t, n);
+	ret = wf_gguf_write(t_path(file), kv, nkv, t, n);
 	free(t);
 	return ret;
+}
+
+int tw_write_gguf(const char *file, const struct tw *w, size_t n)
+{
+	static const struct wf_wkv kv[] = {
+		WF_KV_STR("general.architecture", "llama"),
+		WF_KV_U32("general.alignment", 32),
+	};
+
+	return tw_write_gguf_kv(file, kv, T_ARRAY_SIZE(kv), w, n);
 }
 
 int tw_write_st(const char *file, const struct tw *w,
