@@ -8,13 +8,32 @@
  * SPM vocabulary (tokenizer.ggml.model "llama": <unk>, <s>, </s>, the 256
  * byte tokens, filler tokens; scores and token types), enough for
  * llama.cpp's libllama to load it. Weights are seeded pseudo-random values
- * scaled so activations stay O(1) through every layer, so logits have a
- * useful spread.
+ * (uniform; each tensor its own stream) scaled so activations stay O(1)
+ * through every layer, so logits have a useful spread: matrices std
+ * 1/sqrt(inputs) (x0.5 for attn_output and ffn_down, x3 for output),
+ * embeddings std 1 (3/sqrt(n_embd) when tied), norms 1 +- 0.1, biases
+ * std 0.02. 1-D tensors and the router (ffn_gate_inp) are F32.
+ *
+ * Presets (n_ctx_train 4096; rms_eps 1e-5 for llama, 1e-6 for the qwen
+ * archs, whose rope_base is 1e6; none tied):
+ *
+ *	arch      preset vocab  embd layer head kv hd  ff    experts rope
+ *	dense     tiny   512    128  2     4    2  32  256   -       1e4
+ *	dense     1b     32000  2048 16    32   8  64  8192  -       5e5
+ *	dense     7b     32000  4096 32    32   32 128 11008 -       1e4
+ *	qwen3moe  tiny   512    128  2     4    2  32  64    8 (2)
+ *	qwen3moe  1b     32000  2048 16    16   4  128 768   32 (4)
+ *	qwen3moe  7b     32000  2048 24    32   4  128 768   64 (8)
+ *
+ * dense: llama, qwen2 (attention biases), qwen3 (q/k norms); qwen3moe has
+ * q/k norms and n_expert FFNs of n_ff (4 experts used of 32: "(4)"). The
+ * 1b is Llama-3.2-1B's shape, the 7b Llama-2-7B's (llama's rope column;
+ * 1b q4_0 is 0.62 GB, 7b q4_0 3.8 GB). Every width is a multiple of 32.
  *
  *	struct gm_opts o = { .arch = "llama", .preset = "tiny",
  *			     .type = SHXK_Q4_0, .seed = 1 };
  *	char err[256];
- *	if (gm_write("/tmp/m.gguf", &o, err, sizeof(err)))
+ *	if (gm_write("/tmp/m.gguf", &o, 0, err, sizeof(err)))
  *		fprintf(stderr, "%s\n", err);
  */
 #ifndef GENMODEL_H
