@@ -14,3 +14,22 @@ $(LLAMA_SMOKE_BIN): $(B)/tests/llama/llama_smoke.o $(B)/tools/lib/llama_peer.o
 .PHONY: check-llama-smoke
 check-llama-smoke: $(LLAMA_SMOKE_BIN)
 	@$(LLAMA_SMOKE_BIN) $(LLAMA_SMOKE_MODEL) || { rc=$$?; [ $$rc -eq 77 ] || exit $$rc; }
+
+# The engine's whole decode steps against llama.cpp on the same models and
+# token ids (in CHECKS: CI fetches the peer; without it, a loud SKIP).
+LLAMA_CMP_BIN := $(B)/tests/llama/llama_compare
+
+$(B)/tests/llama/llama_compare.o: CPPFLAGS_tests += -I$(CURDIR)/tools/lib \
+	-I$(CURDIR)/kernels -I$(CURDIR)/runtime/include
+
+$(LLAMA_CMP_BIN): $(B)/tests/llama/llama_compare.o $(SHXTOOLS_A) \
+		$(B)/libshxk.a $(SHRT_A)
+	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lm -pthread
+
+.PHONY: check-llama
+check-llama: $(LLAMA_CMP_BIN) $(B)/syshaxd
+	@timeout 600 $(LLAMA_CMP_BIN) $(B)/syshaxd $(SYSHAX_LLAMA_DIR) || \
+		{ rc=$$?; [ $$rc -eq 77 ] || exit $$rc; }
+
+ALL	+= $(LLAMA_CMP_BIN)
+CHECKS	+= check-llama
