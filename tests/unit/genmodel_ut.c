@@ -22,7 +22,9 @@
 #include "genmodel.c"
 #include "tfile.h"
 
-static const char *const g_arch_names[] = { "llama", "qwen2", "qwen3", "qwen3moe" };
+static const char *const g_arch_names[] = {
+	"llama", "qwen2", "qwen3", "qwen3moe",
+};
 static const enum shxk_type g_types[] = { SHXK_F16, SHXK_Q8_0, SHXK_Q4_0 };
 
 static char g_dir[64];

@@ -14,7 +14,7 @@
 #define GM_NAME_MAX	48	/* tensor names and metadata keys */
 #define GM_MAX_KV	32
 #define GM_CHUNK	(1u << 20)	/* values generated per write */
-#define GM_TOK_MAX	16	/* bytes of a vocabulary entry, NUL included */
+#define GM_TOK_MAX	16	/* a vocabulary entry's bytes, with its NUL */
 
 /* Logits' standard deviation: a spread of a few units. */
 #define GM_LOGIT_STD	3.0f
