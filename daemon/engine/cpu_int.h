@@ -99,6 +99,11 @@ int shxd_attn_run(struct shxd_cpu *cpu, const struct shxd_attn_seq *seq,
 /* y[rows x m->n] = in[rows x m->k] . m^T (f32) on the pools. */
 int shxd_gemm_run(struct shxd_cpu *cpu, const struct shxd_mat *m,
 		  const float *in, size_t rows, float *out);
+/* The same for n matrices of one width on one input, in one run (none
+ * split by columns when n > 1: -EINVAL). */
+int shxd_gemm_run_n(struct shxd_cpu *cpu, const struct shxd_mat *const *m,
+		    float *const *out, unsigned int n, const float *in,
+		    size_t rows);
 int shxd_op_weights(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
 		    __u64 *result);
 /* MODEL_LOAD and REPORT_XPU. */

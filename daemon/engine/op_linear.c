@@ -21,11 +21,13 @@ struct seg {
 struct task {
 	struct shxd_cpu *cpu;
 	size_t k;			/* input width */
-	/* GEMM: one matrix, output [m x w->n] shared by the pools. */
-	const struct shxd_mat *w;
+	/* GEMM: matrices on one input, output i [m x w[i]->n] shared by
+	 * the pools (a matrix split by columns: alone). */
+	const struct shxd_mat *const *w;
+	float *const *out;
+	unsigned int nw;
 	const float *in;
 	size_t m;
-	float *out;
 	/* FFN: segments, each pool summing into its own out rows. */
 	const struct seg *segs;
 	unsigned int nseg;
@@ -73,24 +75,37 @@ static void gemm_rows(const struct shxd_worker *w, const struct shxk_weights *wt
  * A matrix split by rows: each pool writes its columns [b[p], b[p+1]) of
  * out. Split by columns (FFN down): each pool multiplies its slice of X's
  * columns by its slice of W's and writes all n columns of its partial
- * output, summed by shxd_gemm_run.
+ * output, summed by shxd_gemm_run_n. Matrices of one type share the
+ * prepared activations of a chunk.
  */
 static void gemm_worker(struct task *t, const struct shxd_worker *w)
 {
 	struct shxd_pool *pool = t->cpu->pool;
-	const struct shxk_weights *wt = &t->w->part[w->pool];
 	void *act = t->cpu->sc[w->pool][SC_ACT].p;
-	bool cols = t->w->by_cols;
-	size_t xoff = cols ? t->w->b[w->pool] : 0;
 
-	for (size_t c = 0; c < t->m && wt->n; c += SHXK_GEMM_MAX_M) {
+	for (size_t c = 0; c < t->m; c += SHXK_GEMM_MAX_M) {
 		size_t mc = min_sz(t->m - c, SHXK_GEMM_MAX_M);
-		float *out = cols ? t->pout[w->pool] + c * t->w->n :
-			     t->out + c * t->w->n + t->w->b[w->pool];
+		int prepared = -1;
 
-		prepare_ld(pool, w, wt, t->in + c * t->k + xoff, t->k, wt->k,
-			   mc, act);
-		gemm_rows(w, wt, act, mc, out, t->w->n);
+		for (unsigned int i = 0; i < t->nw; i++) {
+			const struct shxd_mat *m = t->w[i];
+			const struct shxk_weights *wt = &m->part[w->pool];
+			size_t xoff = m->by_cols ? m->b[w->pool] : 0;
+			float *out = m->by_cols ? t->pout[w->pool] + c * m->n :
+				     t->out[i] + c * m->n + m->b[w->pool];
+
+			if (!wt->n)
+				continue;
+			if (prepared != (int)wt->type || m->by_cols) {
+				/* act is rewritten: wait for its readers. */
+				if (prepared >= 0)
+					shxd_pool_barrier(pool, w);
+				prepare_ld(pool, w, wt, t->in + c * t->k + xoff,
+					   t->k, wt->k, mc, act);
+				prepared = (int)wt->type;
+			}
+			gemm_rows(w, wt, act, mc, out, m->n);
+		}
 		/* The next chunk rewrites act. */
 		shxd_pool_barrier(pool, w);
 	}
@@ -148,7 +163,7 @@ static void task_worker(void *arg, const struct shxd_worker *w)
 	struct task *t = arg;
 	uint64_t t0 = shxd_now_ns();
 
-	if (t->w)
+	if (t->nw)
 		gemm_worker(t, w);
 	for (unsigned int i = 0; i < t->nseg; i++) {
 		seg_worker(t, &t->segs[i], w);
@@ -216,28 +231,42 @@ static void reduce(struct shxd_cpu *cpu, const struct task *t, size_t rows,
 			out[i] += t->pout[p][i];
 }
 
+int shxd_gemm_run_n(struct shxd_cpu *cpu, const struct shxd_mat *const *m,
+		    float *const *out, unsigned int n, const float *in,
+		    size_t rows)
+{
+	struct task t = { .cpu = cpu, .k = m[0]->k, .w = m, .out = out,
+			  .nw = n, .in = in, .m = rows };
+	unsigned int np = shxd_pool_count(cpu->pool);
+	bool cols = m[0]->by_cols;
+	int ret = 0;
+
+	for (unsigned int i = 0; i < n && !ret; i++) {
+		if (m[i]->k != t.k || (n > 1 && m[i]->by_cols))
+			return -EINVAL;
+		ret = grow_gemm(cpu, m[i], rows);
+	}
+	if (ret)
+		return ret;
+	for (unsigned int p = 0; cols && p < np; p++)
+		t.pout[p] = cpu->sc[p][SC_OUT].p;
+	shxd_pool_run(cpu->pool, task_worker, &t);
+	if (cols) {
+		/* The sum of the partial outputs of the pools that hold
+		 * columns. */
+		memset(out[0], 0, rows * m[0]->n * sizeof(float));
+		for (unsigned int p = 0; p < np; p++)
+			for (size_t i = 0; m[0]->part[p].n && i < rows * m[0]->n;
+			     i++)
+				out[0][i] += t.pout[p][i];
+	}
+	return 0;
+}
+
 int shxd_gemm_run(struct shxd_cpu *cpu, const struct shxd_mat *m,
 		  const float *in, size_t rows, float *out)
 {
-	struct task t = { .cpu = cpu, .k = m->k, .w = m, .in = in, .m = rows,
-			  .out = out };
-	unsigned int np = shxd_pool_count(cpu->pool);
-	int ret = grow_gemm(cpu, m, rows);
-
-	if (ret)
-		return ret;
-	for (unsigned int p = 0; m->by_cols && p < np; p++)
-		t.pout[p] = cpu->sc[p][SC_OUT].p;
-	shxd_pool_run(cpu->pool, task_worker, &t);
-	if (m->by_cols) {
-		/* The sum of the partial outputs of the pools that hold
-		 * columns. */
-		memset(out, 0, rows * m->n * sizeof(float));
-		for (unsigned int p = 0; p < np; p++)
-			for (size_t i = 0; m->part[p].n && i < rows * m->n; i++)
-				out[i] += t.pout[p][i];
-	}
-	return 0;
+	return shxd_gemm_run_n(cpu, &m, &out, 1, in, rows);
 }
 
 /* The jobs' X rows, as f32, one after another; returns the row count. */

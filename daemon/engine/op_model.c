@@ -347,14 +347,12 @@ static int layer(struct fwd *f, unsigned int l)
 	const struct shxd_layer *y = &m->layer[l];
 	size_t e = m->n_embd, n = f->n, hd = m->head_dim;
 	size_t qd = m->n_head * hd, kd = m->n_head_kv * hd;
+	const struct shxd_mat *qkv[3] = { y->wq, y->wk, y->wv };
+	float *out[3] = { f->q, f->k, f->v };
 	int ret;
 
 	shxk_rmsnorm(f->x, y->attn_norm, f->h, e, m->eps, 0, n);
-	ret = shxd_gemm_run(f->cpu, y->wq, f->h, n, f->q);
-	if (!ret)
-		ret = shxd_gemm_run(f->cpu, y->wk, f->h, n, f->k);
-	if (!ret)
-		ret = shxd_gemm_run(f->cpu, y->wv, f->h, n, f->v);
+	ret = shxd_gemm_run_n(f->cpu, qkv, out, 3, f->h, n);
 	if (ret)
 		return ret;
 	add_bias(f->q, y->bq, n, qd);
