@@ -193,30 +193,4 @@ const char *dnnl_kind_name(enum dnnl_kind kind);
 int dnnl_peer_time(struct dnnl_peer *p, enum dnnl_kind kind, int k, int n,
 		   int m, int nthr, double budget_s, double *sec);
 
-/* ---- daemons a benchmark starts (bdaemon.c) ---- */
-
-#include <sys/types.h>
-
-struct syshax;
-
-#define BENCH_START_NS	(10ULL * 1000000000ULL)	/* how long a start may take */
-
-/* A daemon this command started: pid and private folder. */
-struct bench_daemon {
-	pid_t pid;
-	char dir[64];
-	char sock[96];
-};
-
-/* Runs exe argv in a child (SYSHAX_DEVICE=device when not NULL). */
-int bench_spawn(const char *exe, char *const argv[], const char *device);
-/* SIGTERM, wait, and the private folder removed. */
-void bench_daemon_stop(struct bench_daemon *d);
-/* Waits until sh sees an engine attached. */
-int bench_wait_engine(struct syshax *sh);
-/* syshaxd --userspace (plus extra options, NULL-terminated, may be NULL)
- * on a private socket; opens *sh on it once an engine is attached. */
-int bench_start_userspace(const char *exe, char *const *extra,
-			  struct bench_daemon *d, struct syshax **sh);
-
 #endif

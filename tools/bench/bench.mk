@@ -5,7 +5,7 @@ CPPFLAGS_tools += -I$(CURDIR)/kernels
 
 BENCH_SRCS := $(sort $(wildcard tools/bench/*.c))
 
-$(B)/syshax-bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(B)/libshxk.a
+$(B)/syshax-bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(SHXTOOLS_A) $(B)/libshxk.a
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lpthread -lm
 
 ALL += $(B)/syshax-bench

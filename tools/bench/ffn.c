@@ -19,6 +19,7 @@
 
 #include "beside.h"
 #include "bench.h"
+#include "privd.h"
 #include "shxk.h"
 #include "syshax/rt.h"
 
@@ -101,7 +102,7 @@ static int run_one(struct syshax *sh, struct syshax_job *job,
 
 	if (ret < 0)
 		return ret;
-	ret = syshax_wait(sh, cpl, 1, 1, (int64_t)BENCH_START_NS);
+	ret = syshax_wait(sh, cpl, 1, 1, (int64_t)PRIVD_START_NS);
 	if (ret < 0)
 		return ret;
 	return cpl->status;
@@ -450,7 +451,7 @@ static int bench_type(const char *exe, const struct ffn_conf *c,
 	};
 	size_t total = desc_bytes() + 3 * shxk_row_size(c->type, c->hidden) *
 				      c->ff;
-	struct bench_daemon d = { 0 };
+	struct privd d = { 0 };
 	struct syshax_buffer wb = { 0 }, io, sb;
 	double tok0, runs0, tok1, runs1;
 	struct syshax_job job;
@@ -459,7 +460,7 @@ static int bench_type(const char *exe, const struct ffn_conf *c,
 	int ret;
 
 	snprintf(threads, sizeof(threads), "%u", c->threads);
-	ret = bench_start_userspace(exe, extra, &d, &sh);
+	ret = privd_start_userspace(exe, extra, &d, &sh);
 	if (!ret)
 		ret = syshax_buf_alloc(sh, total, -1, SYSHAX_BUF_ALLOW_SMALL, &wb);
 	if (!ret)
@@ -498,7 +499,7 @@ static int bench_type(const char *exe, const struct ffn_conf *c,
 	if (ret)
 		fprintf(stderr, "syshax-bench ffn: %s\n", syshax_strerror(ret));
 	syshax_close(sh);
-	bench_daemon_stop(&d);
+	privd_stop(&d);
 	return ret;
 }
 

@@ -7,17 +7,14 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "beside.h"
 #include "bench.h"
+#include "privd.h"
 #include "syshax/rt.h"
 
 #define DEV_PATH	"/dev/syshax"
@@ -38,7 +35,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* /dev/syshax, with an engine of our own when none is attached. */
-static int start_kernel(const char *exe, struct bench_daemon *d,
+static int start_kernel(const char *exe, struct privd *d,
 			struct syshax **sh)
 {
 	struct syshax_open_opts oo = {
@@ -53,16 +50,7 @@ static int start_kernel(const char *exe, struct bench_daemon *d,
 	ret = syshax_stats(*sh, &st);
 	if (ret || st.engines)
 		return ret;
-	{
-		char *argv[] = { (char *)exe, "--engine-only", "--foreground",
-				 NULL };
-
-		ret = bench_spawn(exe, argv, DEV_PATH);
-	}
-	if (ret < 0)
-		return ret;
-	d->pid = ret;
-	return bench_wait_engine(*sh);
+	return privd_start_engine(exe, NULL, DEV_PATH, d, *sh);
 }
 
 /* rounds round trips of `batch` NOPs after `warm` unmeasured ones. */
@@ -94,7 +82,7 @@ static int measure(struct syshax *sh, unsigned int batch, unsigned int warm,
 		ret = 0;
 		while (got < batch) {
 			int n = syshax_wait(sh, cpls, batch - got, batch - got,
-					    (int64_t)BENCH_START_NS);
+					    (int64_t)PRIVD_START_NS);
 
 			if (n < 0) {
 				ret = n;
@@ -192,7 +180,7 @@ int bench_nop_main(int argc, char **argv)
 
 	for (b = 0; b < 2; b++) {
 		const char *name = b ? "kernel" : "userspace";
-		struct bench_daemon d = { 0 };
+		struct privd d = { 0 };
 		struct syshax *sh = NULL;
 		int ret;
 
@@ -204,7 +192,7 @@ int bench_nop_main(int argc, char **argv)
 			continue;
 		}
 		ret = b ? start_kernel(exe, &d, &sh) :
-			  bench_start_userspace(exe, NULL, &d, &sh);
+			  privd_start_userspace(exe, NULL, &d, &sh);
 		for (i = 0; !ret && i < 2; i++) {
 			ret = measure(sh, batches[i], rounds / 10, rounds,
 				      &res[nres]);
@@ -217,7 +205,7 @@ int bench_nop_main(int argc, char **argv)
 			failed = 1;
 		}
 		syshax_close(sh);
-		bench_daemon_stop(&d);
+		privd_stop(&d);
 	}
 
 	if (json) {

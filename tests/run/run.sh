@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# syshax-run end to end on random-weight models (a tiny llama and a tiny
+# qwen3moe) and private syshaxds: n tokens per sequence below n_vocab;
+# continuous batching changes no sequence's tokens; the stand-in xPU gives
+# the CPU's tokens with both sides running steps; usage errors exit 2, a
+# token id >= n_vocab and a model outside a running daemon's model_dir are
+# refused with a message.
+#   tests/run/run.sh <syshax-run> <syshaxd>
+set -u
+# Absolute: one check runs from another folder.
+run=$(realpath "${1:?usage: run.sh <syshax-run> <syshaxd>}")
+daemon=$(realpath "${2:?usage: run.sh <syshax-run> <syshaxd>}")
+here=$(realpath "$(dirname "$0")")
+fails=0
+dir=$(mktemp -d "${TMPDIR:-/tmp}/syshax-run.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+
+ok() { echo "ok: $1"; }
+fail() { echo "FAIL: $1"; fails=$((fails + 1)); }
+
+check() {	# check <what> <expected status> <command>...
+	local what=$1 want=$2 got
+	shift 2
+	"$@" >"$dir/out" 2>&1
+	got=$?
+	if [ "$got" -eq "$want" ]; then
+		ok "$what"
+	else
+		fail "$what: status $got, want $want"
+		cat "$dir/out"
+	fi
+}
+
+# syshax-run on a private daemon with two worker threads.
+srun() {
+	"$run" --private --threads 2 --syshaxd "$daemon" "$@"
+}
+
+# Line "seq <i>:" of a --quiet output file, without the label.
+seq_line() {	# seq_line <file> <i>
+	sed -n "s/^seq $2: //p" "$1"
+}
+
+# A JSON number field of a --json output file.
+json_num() {	# json_num <file> <key>
+	sed -n "s/.*\"$2\": \([0-9]*\).*/\1/p" "$1"
+}
+
+for m in llama:q4_0 qwen3moe:q8_0; do
+	arch=${m%%:*}
+	model=$dir/$arch.gguf
+	check "$arch: --gen-model" 0 "$run" --gen-model "$model" \
+		--arch "$arch" --preset tiny --type "${m#*:}" --seed 7
+
+	# (a) n tokens per sequence, each below n_vocab.
+	if srun -m "$model" -t 3,1,4,1 -n 8 --seqs 4 --json \
+		>"$dir/a.json" 2>"$dir/err"; then
+		vocab=$(json_num "$dir/a.json" n_vocab)
+		toks=$(sed 's/.*"tokens": \[\(.*\)\]\], .*/\1]/' "$dir/a.json")
+		ids=$(echo "$toks" | tr -c '0-9\n' ' ' | wc -w)
+		big=$(echo "$toks" | tr -c '0-9' '\n' | awk -v v="$vocab" \
+			'$1 != "" && $1 >= v' | wc -l)
+		if [ "$ids" -eq 32 ] && [ "$big" -eq 0 ] && [ "$vocab" -gt 0 ]; then
+			ok "$arch: 4 x 8 tokens below n_vocab $vocab"
+		else
+			fail "$arch: tokens: $(cat "$dir/a.json")"
+		fi
+	else
+		fail "$arch: run failed: $(cat "$dir/err")"
+		continue
+	fi
+
+	# (b) each sequence of a batch of 4 decodes as it does alone.
+	srun -m "$model" -t 3,1,4,1 -n 8 --seqs 4 --quiet >"$dir/$arch.b4" 2>&1
+	same=0
+	for i in 0 1 2 3; do
+		srun -m "$model" -t $((3 + i)),1,4,1 -n 8 --quiet \
+			>"$dir/b1" 2>&1
+		[ -n "$(seq_line "$dir/b1" 0)" ] &&
+			[ "$(seq_line "$dir/b1" 0)" = "$(seq_line "$dir/$arch.b4" $i)" ] &&
+			same=$((same + 1))
+	done
+	if [ "$same" -eq 4 ]; then
+		ok "$arch: --seqs 4 gives each sequence's tokens alone"
+	else
+		fail "$arch: --seqs 4 vs alone: $same of 4 equal"
+		cat "$dir/$arch.b4"
+	fi
+
+	# (c) the stand-in xPU: the CPU's tokens, both sides ran steps.
+	srun -m "$model" -t 3,1,4,1 -n 8 --seqs 4 --xpu-standin --json \
+		>"$dir/c.json" 2>"$dir/err"
+	if [ "$(sed 's/.*"tokens": \(.*\]\]\).*/\1/' "$dir/c.json")" = \
+	     "$(sed 's/.*"tokens": \(.*\]\]\).*/\1/' "$dir/a.json")" ] &&
+	   [ "$(json_num "$dir/c.json" steps_cpu)" -ge 1 ] &&
+	   [ "$(json_num "$dir/c.json" steps_xpu)" -ge 1 ]; then
+		ok "$arch: --xpu-standin: same tokens, steps on both sides"
+	else
+		fail "$arch: --xpu-standin: $(cat "$dir/c.json" "$dir/err")"
+	fi
+done
+
+# (d) usage errors, refused tokens and paths.
+model=$dir/llama.gguf
+check "--help" 0 "$run" --help
+check "unknown option" 2 "$run" --frob
+check "no prompt" 2 "$run" -m "$model"
+check "bad token list" 2 "$run" -m "$model" -t 1,,2
+check "negative token" 2 "$run" -m "$model" -t -1
+check "-n 0" 2 "$run" -m "$model" -t 1 -n 0
+check "bad --kv-type" 2 "$run" -m "$model" -t 1 --kv-type q4_0
+check "bad --arch" 2 "$run" --gen-model "$dir/x.gguf" --arch gpt2
+check "--type without --gen-model" 2 "$run" -m "$model" -t 1 --type f16
+check "token >= n_vocab" 1 srun -m "$model" -t 1,1000000
+grep -q "not below the model's n_vocab" "$dir/out" ||
+	fail "token >= n_vocab: no message: $(cat "$dir/out")"
+check "missing model" 1 srun -m "$dir/none.gguf" -t 1
+grep -q "No such file" "$dir/out" || fail "missing model: no message"
+
+# A running daemon: a path outside its model_dir is refused and says so;
+# under it, the path as given loads and decodes as a private daemon does.
+check "running daemon without model_dir" 1 "$here/../../scripts/with-syshaxd" \
+	"$daemon" --threads 2 -- "$run" -m "$model" -t 3,1,4,1 -n 8
+grep -q "model_dir" "$dir/out" || fail "model_dir refusal: no message"
+(cd / && "$here/../../scripts/with-syshaxd" "$daemon" --threads 2 \
+	--model-dir "$dir" -- "$run" -m llama.gguf -t 3,1,4,1 -n 8 --quiet) \
+	>"$dir/d" 2>/dev/null
+if [ "$(seq_line "$dir/d" 0)" = "$(seq_line "$dir/llama.b4" 0)" ] &&
+   [ -n "$(seq_line "$dir/d" 0)" ]; then
+	ok "running daemon: path relative to its model_dir"
+else
+	fail "running daemon: $(cat "$dir/d")"
+fi
+
+echo "syshax-run tests: $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: MIT
+/*
+ * syshax-run: the first command a person runs. Token ids in, token ids
+ * out: a GGUF model loaded into syshaxd (MODEL_LOAD), each sequence's
+ * prompt prefilled (PREFILL), then greedy decoding, one DECODE job per step
+ * for all sequences at once (continuous batching). With --xpu-standin the
+ * steps go to whichever side the daemon's dispatch rule picks (standin.c).
+ * --gen-model writes a random-weight model to try it on.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "genmodel.h"
+#include "run.h"
+
+#define PROG		"syshax-run"
+#define MAX_TOKENS	65536
+#define MAX_SEQS	256
+
+/* Element types by name, in the order of their numbers (the kernels'
+ * and the UAPI's agree). */
+static const struct {
+	const char *name;
+	enum shxk_type type;
+} types[] = {
+	{ "f32", SHXK_F32 }, { "f16", SHXK_F16 }, { "bf16", SHXK_BF16 },
+	{ "q8_0", SHXK_Q8_0 }, { "q4_0", SHXK_Q4_0 },
+};
+
+static const char *const arch_names[] = {
+	[SYSHAX_ARCH_LLAMA] = "llama", [SYSHAX_ARCH_QWEN2] = "qwen2",
+	[SYSHAX_ARCH_QWEN3] = "qwen3", [SYSHAX_ARCH_QWEN3MOE] = "qwen3moe",
+};
+
+static const char *arch_name(uint32_t arch)
+{
+	return arch < sizeof(arch_names) / sizeof(arch_names[0]) &&
+	       arch_names[arch] ? arch_names[arch] : "?";
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: " PROG " -m MODEL.gguf -t ID,ID,... [-n N] [--seqs N] [--threads N]\n"
+"                  [--kv-type f32|f16|bf16] [--block-size N] [--xpu-standin]\n"
+"                  [--private] [--syshaxd PATH] [--json] [--quiet]\n"
+"       " PROG " --gen-model OUT.gguf [--arch A] [--preset P] [--type T]\n"
+"                  [--seed S] [--layers N]\n"
+"Greedy decoding of token ids through syshaxd: a running one (the module or\n"
+"the default socket, $SYSHAX_DEVICE first), else one started on a private\n"
+"socket with the model's folder as model_dir, stopped at the end.\n"
+"  -m, --model F      GGUF model; for a running daemon, a path under its\n"
+"                     model_dir (relative to it, or absolute)\n"
+"  -t, --tokens IDS   the prompt: comma-separated token ids < n_vocab\n"
+"  -n N               tokens generated per sequence (default 16)\n"
+"      --seqs N       sequences decoded together (default 1); sequence i's\n"
+"                     prompt has (first + i) %% n_vocab as its first id\n"
+"      --threads N    a private daemon's worker threads (default: its own)\n"
+"      --kv-type T    KV cache type: f32, f16 or bf16 (default f16)\n"
+"      --block-size N positions per KV block (default 16)\n"
+"      --xpu-standin  a stand-in xPU in this process runs the steps the\n"
+"                     daemon defers, on the same KV buffers\n"
+"      --private      start a private syshaxd even when one is running\n"
+"      --syshaxd P    the daemon to start (default: beside this program)\n"
+"      --json         one JSON object instead of lines\n"
+"      --quiet        only the tokens\n"
+"  --gen-model OUT    write a random-weight model and exit:\n"
+"      --arch A       llama, qwen2, qwen3 or qwen3moe (default llama)\n"
+"      --preset P     tiny, 1b or 7b (default tiny)\n"
+"      --type T       matrices: f32, f16, bf16, q8_0 or q4_0 (default q4_0)\n"
+"      --seed S       weights' seed (default 1)\n"
+"      --layers N     layers instead of the preset's\n"
+"  -h, --help         this text\n"
+"Exit status: 0, 1 when a run fails, 2 for a usage error.\n");
+}
+
+static int bad(const char *opt, const char *val, const char *want)
+{
+	fprintf(stderr, PROG ": bad %s '%s': %s\nTry '" PROG " --help'.\n",
+		opt, val, want);
+	return 2;
+}
+
+static bool parse_uint(const char *s, unsigned long lo, unsigned long hi,
+		       unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < lo || v > hi)
+		return false;
+	*out = (unsigned int)v;
+	return true;
+}
+
+static int parse_type(const char *s, bool kv, enum shxk_type *out)
+{
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		if (!strcmp(s, types[i].name) &&
+		    (!kv || types[i].type <= SHXK_BF16)) {
+			*out = types[i].type;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static const char *type_name(enum shxk_type t)
+{
+	return types[t].name;
+}
+
+/* "1,2,3" into a malloc'ed array. */
+static int parse_prompt(const char *s, struct run_opts *o)
+{
+	const char *p;
+	unsigned int n = 1;
+
+	for (p = s; *p; p++)
+		n += *p == ',';
+	if (n > MAX_TOKENS)
+		return -E2BIG;
+	o->prompt = calloc(n, sizeof(*o->prompt));
+	if (!o->prompt)
+		return -ENOMEM;
+	for (p = s, o->plen = 0; o->plen < n; o->plen++) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || v < 0 || v > INT32_MAX ||
+		    (*end && *end != ','))
+			return -EINVAL;
+		o->prompt[o->plen] = (int32_t)v;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+enum {
+	OPT_SEQS = 256, OPT_THREADS, OPT_KV, OPT_BS, OPT_STANDIN, OPT_PRIVATE,
+	OPT_SYSHAXD, OPT_JSON, OPT_QUIET, OPT_GEN, OPT_ARCH, OPT_PRESET,
+	OPT_TYPE, OPT_SEED, OPT_LAYERS,
+};
+
+/* The options of --gen-model. */
+struct gen_opts {
+	const char *out;
+	struct gm_opts gm;
+	bool given;		/* a generator option was given */
+};
+
+static int parse_gen(int c, const char *arg, struct gen_opts *g)
+{
+	struct gm_hparams hp;
+	unsigned int v;
+
+	g->given = true;
+	switch (c) {
+	case OPT_GEN:
+		g->out = arg;
+		return 0;
+	case OPT_ARCH:
+		g->gm.arch = arg;
+		return gm_preset(arg, "tiny", &hp) ?
+		       bad("--arch", arg, "llama, qwen2, qwen3 or qwen3moe") : 0;
+	case OPT_PRESET:
+		g->gm.preset = arg;
+		return gm_preset("llama", arg, &hp) ?
+		       bad("--preset", arg, "tiny, 1b or 7b") : 0;
+	case OPT_TYPE:
+		return parse_type(arg, false, &g->gm.type) ?
+		       bad("--type", arg, "f32, f16, bf16, q8_0 or q4_0") : 0;
+	case OPT_SEED: {
+		char *end;
+
+		errno = 0;
+		g->gm.seed = strtoull(arg, &end, 10);
+		return errno || end == arg || *end || *arg == '-' ?
+		       bad("--seed", arg, "a whole number") : 0;
+	}
+	default:
+		if (!parse_uint(arg, 1, 1024, &v))
+			return bad("--layers", arg, "a whole number 1..1024");
+		g->gm.n_layer = v;
+		return 0;
+	}
+}
+
+static int parse_run(int c, const char *arg, struct run_opts *o)
+{
+	enum shxk_type t;
+
+	switch (c) {
+	case 'm':
+		o->model = arg;
+		return 0;
+	case 't':
+		free(o->prompt);
+		return parse_prompt(arg, o) ? bad("-t", arg,
+			"comma-separated token ids, 0..2147483647") : 0;
+	case 'n':
+		return parse_uint(arg, 1, MAX_TOKENS, &o->n) ? 0 :
+		       bad("-n", arg, "a whole number 1..65536");
+	case OPT_SEQS:
+		return parse_uint(arg, 1, MAX_SEQS, &o->seqs) ? 0 :
+		       bad("--seqs", arg, "a whole number 1..256");
+	case OPT_THREADS:
+		return parse_uint(arg, 1, 4096, &o->threads) ? 0 :
+		       bad("--threads", arg, "a whole number 1..4096");
+	case OPT_BS:
+		return parse_uint(arg, 1, 4096, &o->block_size) ? 0 :
+		       bad("--block-size", arg, "a whole number 1..4096");
+	case OPT_KV:
+		if (parse_type(arg, true, &t))
+			return bad("--kv-type", arg, "f32, f16 or bf16");
+		o->kv_type = t;
+		return 0;
+	case OPT_SYSHAXD:
+		o->syshaxd = arg;
+		return 0;
+	}
+	o->standin |= c == OPT_STANDIN;
+	o->private |= c == OPT_PRIVATE;
+	o->json |= c == OPT_JSON;
+	o->quiet |= c == OPT_QUIET;
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct run_opts *o,
+		 struct gen_opts *g)
+{
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "tokens", required_argument, NULL, 't' },
+		{ "seqs", required_argument, NULL, OPT_SEQS },
+		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "kv-type", required_argument, NULL, OPT_KV },
+		{ "block-size", required_argument, NULL, OPT_BS },
+		{ "xpu-standin", no_argument, NULL, OPT_STANDIN },
+		{ "private", no_argument, NULL, OPT_PRIVATE },
+		{ "syshaxd", required_argument, NULL, OPT_SYSHAXD },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "quiet", no_argument, NULL, OPT_QUIET },
+		{ "gen-model", required_argument, NULL, OPT_GEN },
+		{ "arch", required_argument, NULL, OPT_ARCH },
+		{ "preset", required_argument, NULL, OPT_PRESET },
+		{ "type", required_argument, NULL, OPT_TYPE },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "layers", required_argument, NULL, OPT_LAYERS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool run_given = false;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "m:t:n:h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (c == '?') {
+			usage(stderr);
+			return 2;
+		}
+		if (c >= OPT_GEN) {
+			ret = parse_gen(c, optarg, g);
+		} else {
+			run_given = true;
+			ret = parse_run(c, optarg, o);
+		}
+		if (ret)
+			return ret;
+	}
+	if (optind < argc)
+		return bad("argument", argv[optind], "none expected");
+	if (g->given && (!g->out || run_given)) {
+		fprintf(stderr, PROG ": --arch, --preset, --type, --seed and "
+			"--layers go with --gen-model only\n");
+		return 2;
+	}
+	if (!g->given && (!o->model || !o->prompt)) {
+		fprintf(stderr, PROG ": -m MODEL and -t TOKENS are needed\n"
+			"Try '" PROG " --help'.\n");
+		return 2;
+	}
+	return 0;
+}
+
+static int gen_model(struct gen_opts *g)
+{
+	char err[256];
+	int ret;
+
+	fprintf(stderr, PROG ": writing %s: %s %s %s, %.1f MiB\n", g->out,
+		g->gm.arch, g->gm.preset, type_name(g->gm.type),
+		gm_size(&g->gm) / 1048576.0);
+	ret = gm_write(g->out, &g->gm, 1, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
+static void print_json(const struct run *r, const struct run_result *res)
+{
+	const struct run_opts *o = r->o;
+
+	printf("{\"arch\": \"%s\", \"n_vocab\": %u, \"seqs\": %u, "
+	       "\"prompt_tokens\": %u, \"n\": %u, \"tokens\": [",
+	       arch_name(r->info.arch), r->info.n_vocab, o->seqs, o->plen,
+	       o->n);
+	for (unsigned int i = 0; i < o->seqs; i++) {
+		printf("%s[", i ? ", " : "");
+		for (unsigned int j = 0; j < o->n; j++)
+			printf("%s%d", j ? ", " : "",
+			       res->tokens[(size_t)i * o->n + j]);
+		printf("]");
+	}
+	printf("], \"prefill_tps\": %.1f, \"decode_tps\": %.1f, "
+	       "\"steps_cpu\": %u, \"steps_xpu\": %u, \"sides\": \"%s\"}\n",
+	       o->seqs * o->plen / res->prefill_s,
+	       res->steps ? res->steps * o->seqs / res->decode_s : 0.0,
+	       res->steps_cpu, res->steps_xpu, res->sides);
+}
+
+static void print_text(const struct run *r, const struct run_result *res)
+{
+	const struct run_opts *o = r->o;
+	const struct syshax_model_info *mi = &r->info;
+
+	if (!o->quiet)
+		printf("model %s: %s, %u layers, hidden %u, %u/%u heads, vocab "
+		       "%u, %.1f MiB; %s backend%s; KV %s, %u blocks of %u\n",
+		       r->path, arch_name(mi->arch), mi->n_layer, mi->n_embd,
+		       mi->n_head, mi->n_head_kv, mi->n_vocab,
+		       mi->weight_bytes / 1048576.0,
+		       syshax_backend(r->sh) == SYSHAX_BACKEND_KERNEL ?
+		       "kernel" : "userspace", r->d.pid > 0 ?
+		       " (private syshaxd)" : "", type_name(o->kv_type),
+		       r->num_blocks, o->block_size);
+	for (unsigned int i = 0; i < o->seqs; i++) {
+		printf("seq %u:", i);
+		for (unsigned int j = 0; j < o->n; j++)
+			printf(" %d", res->tokens[(size_t)i * o->n + j]);
+		printf("\n");
+	}
+	if (o->quiet)
+		return;
+	printf("prefill: %u x %u tokens in %.1f ms, %.1f tokens/s\n",
+	       o->seqs, o->plen, res->prefill_s * 1e3,
+	       o->seqs * o->plen / res->prefill_s);
+	printf("decode: %u x %u tokens in %.1f ms, %.1f tokens/s\n", o->seqs,
+	       res->steps, res->decode_s * 1e3,
+	       res->steps ? res->steps * o->seqs / res->decode_s : 0.0);
+	printf("steps: cpu %u, xpu %u (C=cpu X=xpu: %s)\n", res->steps_cpu,
+	       res->steps_xpu, res->sides);
+	if (o->standin)
+		printf("xpu stand-in: ran %u steps on the K/V buffers syshaxd "
+		       "uses (ids %llu, %llu), nothing copied\n",
+		       res->steps_xpu, (unsigned long long)r->k.id,
+		       (unsigned long long)r->v.id);
+}
+
+/* A run: 0, or 1 when it failed (each step says why). */
+static int run_main(const struct run_opts *o)
+{
+	struct run_result res = { 0 };
+	struct run r;
+	int ret = run_open(&r, o);
+
+	if (!ret)
+		ret = run_load(&r);
+	if (!ret)
+		ret = run_generate(&r, &res);
+	if (!ret && o->json)
+		print_json(&r, &res);
+	else if (!ret)
+		print_text(&r, &res);
+	run_close(&r);
+	free(res.tokens);
+	free(res.sides);
+	return ret ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct run_opts o = {
+		.n = 16, .seqs = 1, .block_size = 16, .kv_type = SYSHAX_DT_F16,
+	};
+	struct gen_opts g = {
+		.gm = { .arch = "llama", .preset = "tiny", .type = SHXK_Q4_0,
+			.seed = 1 },
+	};
+	int ret = parse(argc, argv, &o, &g);
+
+	if (!ret)
+		ret = g.given ? gen_model(&g) : run_main(&o);
+	free(o.prompt);
+	return ret;
+}

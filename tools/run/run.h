@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* syshax-run: a model's greedy decode through syshaxd (see main.c). */
+#ifndef SHX_RUN_H
+#define SHX_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "privd.h"
+#include "syshax/rt.h"
+
+struct standin;
+
+struct run_opts {
+	const char *model;		/* as given */
+	const char *syshaxd;		/* the daemon to start */
+	int32_t *prompt;		/* -t */
+	unsigned int plen;
+	unsigned int n;			/* tokens generated per sequence */
+	unsigned int seqs;
+	unsigned int threads;		/* 0: the daemon's default */
+	unsigned int block_size;
+	uint32_t kv_type;		/* SYSHAX_DT_* */
+	bool standin, private, json, quiet;
+};
+
+/* The backend, the model and the buffers of one run. */
+struct run {
+	const struct run_opts *o;
+	struct syshax *sh;
+	struct privd d;			/* a daemon started here, if any */
+	char path[192];			/* MODEL_LOAD's path */
+	char real[4096];		/* the model file here, "": not looked up */
+	char dir[4096];			/* its folder */
+	struct syshax_model_info info;
+	struct syshax_buffer k, v, io;
+	uint32_t bps;			/* blocks per sequence (= max_blocks) */
+	uint32_t num_blocks;
+	uint64_t off_prompt, off_tok, off_pos, off_bt, off_out;
+	struct standin *xpu;		/* --xpu-standin */
+};
+
+/* What a run produced. */
+struct run_result {
+	int32_t *tokens;		/* seqs x n */
+	char *sides;			/* 'C' or 'X' per decode step, NUL ended */
+	unsigned int steps, steps_cpu, steps_xpu;
+	double prefill_s, decode_s;
+};
+
+/* session.c: 0 or -errno; each says what failed on stderr. */
+int run_open(struct run *r, const struct run_opts *o);
+int run_load(struct run *r);
+int run_generate(struct run *r, struct run_result *res);
+void run_close(struct run *r);
+
+/* One job's round trip: its completion in *c; 0 or its -errno. */
+int run_job(struct syshax *sh, const struct syshax_job *job,
+	    struct syshax_completion *c);
+
+/* standin.c: the stand-in xPU, an in-process copy of syshaxd's CPU engine. */
+int standin_open(struct standin **out, const char *dir, const char *file);
+void standin_close(struct standin *s);
+/* Runs a deferred DECODE job on bufs[i], the client's own mappings of the
+ * buffers job->refs[i] names: the same KV pages syshaxd wrote. */
+int standin_decode(struct standin *s, const struct syshax_job *job,
+		   const struct syshax_buffer *const *bufs);
+/* Tells syshaxd the stand-in's load (REPORT_XPU): ran is the sequences it
+ * ran in the step just done, 0 when it was not its step. */
+int standin_report(struct standin *s, struct syshax *sh, unsigned int ran);
+
+#endif /* SHX_RUN_H */

@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One run: the backend (a running one, else a private syshaxd), the model,
+ * the KV caches and the steps. Buffers are syshax buffers, mapped here: the
+ * K and V caches hold every layer's blocks, the io buffer the prompts, the
+ * step's token ids and positions, the block tables and the output rows.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "beside.h"
+#include "run.h"
+
+#define PROG	"syshax-run"
+#define ROW	8	/* an output row: one (s32 id, f32 logit) pair */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int run_job(struct syshax *sh, const struct syshax_job *job,
+	    struct syshax_completion *c)
+{
+	int ret = syshax_submit(sh, job, 1);
+
+	if (ret < 0)
+		return ret;
+	ret = syshax_wait(sh, c, 1, 1, -1);
+	if (ret < 0)
+		return ret;
+	return c->status;
+}
+
+/* The model file here: its absolute path (MODEL_LOAD's, but for a running
+ * daemon) and its folder (a private daemon's and the stand-in's model_dir). */
+static int locate(struct run *r)
+{
+	char real[PATH_MAX];
+
+	if (!realpath(r->o->model, real)) {
+		fprintf(stderr, PROG ": %s: %s\n", r->o->model, strerror(errno));
+		return -errno;
+	}
+	snprintf(r->real, sizeof(r->real), "%s", real);
+	snprintf(r->dir, sizeof(r->dir), "%s", dirname(real));
+	return 0;
+}
+
+/* MODEL_LOAD's path. */
+static int set_path(struct run *r, const char *path)
+{
+	if (strlen(path) >= sizeof(r->path)) {
+		fprintf(stderr, PROG ": %s: path longer than %zu bytes\n", path,
+			sizeof(r->path) - 1);
+		return -ENAMETOOLONG;
+	}
+	snprintf(r->path, sizeof(r->path), "%s", path);
+	return 0;
+}
+
+/* A private daemon: all of syshaxd, or an engine for the module (sh open). */
+static int start_private(struct run *r, bool engine_only)
+{
+	static const char *const rel[] = { "syshaxd", "../sbin/syshaxd" };
+	char exe[PATH_MAX], threads[16];
+	char *extra[] = { "--model-dir", r->dir, NULL, NULL, NULL };
+	int ret = locate(r);
+
+	if (!ret)
+		ret = set_path(r, r->real);
+	if (ret)
+		return ret;
+	if (r->o->syshaxd)
+		snprintf(exe, sizeof(exe), "%s", r->o->syshaxd);
+	else
+		beside_path(exe, sizeof(exe), "syshaxd", rel, 2);
+	if (r->o->threads) {
+		snprintf(threads, sizeof(threads), "%u", r->o->threads);
+		extra[2] = "--threads";
+		extra[3] = threads;
+	}
+	if (engine_only)
+		ret = privd_start_engine(exe, extra, "/dev/syshax", &r->d, r->sh);
+	else
+		ret = privd_start_userspace(exe, extra, &r->d, &r->sh);
+	if (ret)
+		fprintf(stderr, PROG ": cannot start a private %s: %s\n", exe,
+			syshax_strerror(ret));
+	return ret;
+}
+
+/* A backend found running: the model path goes as given, but the module
+ * with no engine attached gets a private one. */
+static int use_running(struct run *r)
+{
+	struct syshax_stats_args st;
+	int ret = syshax_stats(r->sh, &st);
+
+	if (ret) {
+		fprintf(stderr, PROG ": stats: %s\n", syshax_strerror(ret));
+		return ret;
+	}
+	if (!st.engines && syshax_backend(r->sh) == SYSHAX_BACKEND_KERNEL)
+		return start_private(r, true);
+	if (!st.engines) {
+		fprintf(stderr, PROG ": the running syshaxd has no engine "
+			"(--no-engine?); start one, or use --private\n");
+		return -ENODEV;
+	}
+	return set_path(r, r->o->model);
+}
+
+int run_open(struct run *r, const struct run_opts *o)
+{
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->o = o;
+	if (!o->private) {
+		ret = syshax_open(&r->sh, NULL);
+		if (!ret)
+			return use_running(r);
+		/* Nothing listening where it looks: start our own. */
+		if (getenv("SYSHAX_DEVICE") ||
+		    (ret != -ENOENT && ret != -ECONNREFUSED)) {
+			fprintf(stderr, PROG ": cannot open the sysHAX backend: "
+				"%s\n  check $SYSHAX_DEVICE, or use --private\n",
+				syshax_strerror(ret));
+			return ret;
+		}
+	}
+	return start_private(r, false);
+}
+
+/* io layout: info, prompts, step tokens, positions, block tables, output. */
+static uint64_t io_layout(struct run *r)
+{
+	const struct run_opts *o = r->o;
+	uint64_t off = 0;
+
+#define IO_REGION(field, bytes) \
+	do { r->field = off; off += ((uint64_t)(bytes) + 63) & ~63ULL; } while (0)
+	off = (sizeof(struct syshax_model_info) + 63) & ~63ULL;
+	IO_REGION(off_prompt, (uint64_t)o->seqs * o->plen * 4);
+	IO_REGION(off_tok, o->seqs * 4);
+	IO_REGION(off_pos, o->seqs * 4);
+	IO_REGION(off_bt, (uint64_t)o->seqs * r->bps * 4);
+	IO_REGION(off_out, o->seqs * ROW);
+#undef IO_REGION
+	return off;
+}
+
+static int alloc_map(struct run *r, uint64_t size, struct syshax_buffer *b,
+		     const char *what)
+{
+	int ret = syshax_buf_alloc(r->sh, size, -1, SYSHAX_BUF_ALLOW_SMALL |
+				   SYSHAX_BUF_ALLOW_REMOTE, b);
+
+	if (!ret) {
+		ret = syshax_buf_map(r->sh, b);
+		if (ret)
+			syshax_buf_free(r->sh, b);
+	}
+	if (ret) {
+		memset(b, 0, sizeof(*b));
+		fprintf(stderr, PROG ": %s buffer (%.1f MiB): %s\n", what,
+			size / 1048576.0, syshax_strerror(ret));
+	}
+	return ret;
+}
+
+static void load_error(const struct run *r, int err)
+{
+	fprintf(stderr, PROG ": MODEL_LOAD %s: %s\n", r->path,
+		syshax_strerror(err));
+	if (r->d.pid > 0)
+		privd_print_log(&r->d, "refused it");
+	else if (err == -EACCES || err == -ENOENT)
+		fprintf(stderr, "  a running syshaxd loads only files under its "
+			"model_dir (syshaxd --model-dir DIR): give the path\n"
+			"  relative to it or absolute inside it, or use --private "
+			"to start a syshaxd on the model's folder\n");
+}
+
+static int model_load(struct run *r)
+{
+	struct syshax_model_load_params p = { .quantize = SYSHAX_QUANT_NONE };
+	struct syshax_completion c;
+	struct syshax_job job;
+	int ret;
+
+	snprintf(p.path, sizeof(p.path), "%s", r->path);
+	syshax_job_init(&job, SYSHAX_OP_MODEL_LOAD, 1);
+	syshax_job_params(&job, &p, sizeof(p));
+	syshax_job_add_ref(&job, &r->io, 0, sizeof(r->info),
+			   SYSHAX_ACCESS_WRITE);
+	ret = run_job(r->sh, &job, &c);
+	if (ret) {
+		load_error(r, ret);
+		return ret;
+	}
+	memcpy(&r->info, r->io.addr, sizeof(r->info));
+	r->info.model = c.result;
+	return 0;
+}
+
+static int check_prompt(const struct run *r)
+{
+	for (unsigned int i = 0; i < r->o->plen; i++) {
+		if ((uint32_t)r->o->prompt[i] >= r->info.n_vocab) {
+			fprintf(stderr, PROG ": token %d is not below the "
+				"model's n_vocab %u\n", r->o->prompt[i],
+				r->info.n_vocab);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static unsigned int kv_elem(uint32_t t)
+{
+	return t == SYSHAX_DT_F32 ? 4 : 2;
+}
+
+int run_load(struct run *r)
+{
+	const struct run_opts *o = r->o;
+	uint64_t layer;
+	int ret;
+
+	/* Every sequence holds its prompt and n tokens (the last one is
+	 * never fed back: one spare position). */
+	r->bps = (o->plen + o->n + o->block_size - 1) / o->block_size;
+	r->num_blocks = r->bps * o->seqs;
+	ret = alloc_map(r, io_layout(r), &r->io, "io");
+	if (!ret)
+		ret = model_load(r);
+	if (!ret)
+		ret = check_prompt(r);
+	if (ret)
+		return ret;
+	layer = (uint64_t)r->num_blocks * o->block_size * r->info.n_head_kv *
+		r->info.head_dim * kv_elem(o->kv_type);
+	ret = alloc_map(r, layer * r->info.n_layer, &r->k, "K cache");
+	if (!ret)
+		ret = alloc_map(r, layer * r->info.n_layer, &r->v, "V cache");
+	if (ret || !o->standin)
+		return ret;
+	/* With a running daemon the path was passed as given: the stand-in
+	 * reads the file from here. */
+	if (!r->real[0])
+		ret = locate(r);
+	return ret ? ret : standin_open(&r->xpu, r->dir, r->real);
+}
+
+static int32_t *io_s32(const struct run *r, uint64_t off)
+{
+	return (int32_t *)((uint8_t *)r->io.addr + off);
+}
+
+/* Prompts and block tables. Sequence i's prompt is the given one with its
+ * first token (first + i) % n_vocab; its j-th block is j * seqs + i, so the
+ * sequences' blocks interleave in the caches. */
+static void fill_io(struct run *r)
+{
+	const struct run_opts *o = r->o;
+	int32_t *pr = io_s32(r, r->off_prompt), *bt = io_s32(r, r->off_bt);
+
+	for (unsigned int i = 0; i < o->seqs; i++) {
+		memcpy(pr + i * o->plen, o->prompt, o->plen * 4);
+		pr[i * o->plen] = (int32_t)(((uint32_t)o->prompt[0] + i) %
+					    r->info.n_vocab);
+		for (unsigned int j = 0; j < r->bps; j++)
+			bt[i * r->bps + j] = (int32_t)(j * o->seqs + i);
+	}
+}
+
+/* The params DECODE and PREFILL share. */
+static void step_params(const struct run *r, uint32_t n,
+			struct syshax_step_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->model = r->info.model;
+	p->n = n;
+	p->block_size = r->o->block_size;
+	p->num_blocks = r->num_blocks;
+	p->max_blocks = r->bps;
+	p->kv_type = r->o->kv_type;
+	p->out = SYSHAX_STEP_OUT_TOPK;
+	p->topk = 1;
+}
+
+/* Output row i's token id, checked against the vocabulary. */
+static int out_id(const struct run *r, unsigned int i, int32_t *id)
+{
+	int32_t v;
+
+	memcpy(&v, (uint8_t *)r->io.addr + r->off_out + (uint64_t)i * ROW,
+	       sizeof(v));
+	if ((uint32_t)v >= r->info.n_vocab) {
+		fprintf(stderr, PROG ": the engine returned token %d, not "
+			"below n_vocab %u\n", v, r->info.n_vocab);
+		return -EIO;
+	}
+	*id = v;
+	return 0;
+}
+
+static int prefill(struct run *r, int32_t *tokens)
+{
+	const struct run_opts *o = r->o;
+	struct syshax_step_params p;
+	struct syshax_completion c;
+	struct syshax_job job;
+	int ret = 0;
+
+	step_params(r, o->plen, &p);
+	for (unsigned int i = 0; !ret && i < o->seqs; i++) {
+		syshax_job_init(&job, SYSHAX_OP_PREFILL, i);
+		syshax_job_params(&job, &p, sizeof(p));
+		syshax_job_add_ref(&job, &r->io, r->off_prompt +
+				   (uint64_t)i * o->plen * 4, o->plen * 4,
+				   SYSHAX_ACCESS_READ);
+		syshax_job_add_ref(&job, &r->io, r->off_bt +
+				   (uint64_t)i * r->bps * 4, r->bps * 4,
+				   SYSHAX_ACCESS_READ);
+		syshax_job_add_ref(&job, &r->k, 0, r->k.size, SYSHAX_ACCESS_RW);
+		syshax_job_add_ref(&job, &r->v, 0, r->v.size, SYSHAX_ACCESS_RW);
+		syshax_job_add_ref(&job, &r->io, r->off_out + (uint64_t)i * ROW,
+				   ROW, SYSHAX_ACCESS_WRITE);
+		ret = run_job(r->sh, &job, &c);
+		if (ret)
+			fprintf(stderr, PROG ": PREFILL of sequence %u: %s\n", i,
+				syshax_strerror(ret));
+		else
+			ret = out_id(r, i, &tokens[(uint64_t)i * o->n]);
+	}
+	return ret;
+}
+
+/* DECODE step s of every sequence; *side 'C' (syshaxd ran it) or 'X'
+ * (deferred: the stand-in ran it on the same buffers). */
+static int decode_step(struct run *r, unsigned int s, int32_t *tokens,
+		       char *side)
+{
+	const struct run_opts *o = r->o;
+	const struct syshax_buffer *bufs[] = { &r->io, &r->io, &r->io, &r->k,
+					       &r->v, &r->io };
+	int32_t *tok = io_s32(r, r->off_tok), *pos = io_s32(r, r->off_pos);
+	struct syshax_step_params p;
+	struct syshax_completion c;
+	struct syshax_job job;
+	int ret;
+
+	for (unsigned int i = 0; i < o->seqs; i++) {
+		tok[i] = tokens[(uint64_t)i * o->n + s];
+		pos[i] = (int32_t)(o->plen + s);
+	}
+	step_params(r, o->seqs, &p);
+	syshax_job_init(&job, SYSHAX_OP_DECODE, s);
+	if (r->xpu)
+		job.flags = SYSHAX_JOB_MAY_DEFER;
+	syshax_job_params(&job, &p, sizeof(p));
+	syshax_job_add_ref(&job, &r->io, r->off_tok, o->seqs * 4,
+			   SYSHAX_ACCESS_READ);
+	syshax_job_add_ref(&job, &r->io, r->off_pos, o->seqs * 4,
+			   SYSHAX_ACCESS_READ);
+	syshax_job_add_ref(&job, &r->io, r->off_bt,
+			   (uint64_t)o->seqs * r->bps * 4, SYSHAX_ACCESS_READ);
+	syshax_job_add_ref(&job, &r->k, 0, r->k.size, SYSHAX_ACCESS_RW);
+	syshax_job_add_ref(&job, &r->v, 0, r->v.size, SYSHAX_ACCESS_RW);
+	syshax_job_add_ref(&job, &r->io, r->off_out, o->seqs * ROW,
+			   SYSHAX_ACCESS_WRITE);
+	ret = run_job(r->sh, &job, &c);
+	*side = 'C';
+	if (!ret && (c.flags & SYSHAX_CPL_DEFERRED)) {
+		*side = 'X';
+		ret = standin_decode(r->xpu, &job, bufs);
+	}
+	if (!ret && r->xpu)
+		ret = standin_report(r->xpu, r->sh, *side == 'X' ? o->seqs : 0);
+	if (ret) {
+		fprintf(stderr, PROG ": DECODE step %u (%s): %s\n", s,
+			*side == 'X' ? "stand-in" : "syshaxd",
+			syshax_strerror(ret));
+		return ret;
+	}
+	for (unsigned int i = 0; !ret && i < o->seqs; i++)
+		ret = out_id(r, i, &tokens[(uint64_t)i * o->n + s + 1]);
+	return ret;
+}
+
+int run_generate(struct run *r, struct run_result *res)
+{
+	const struct run_opts *o = r->o;
+	double t0;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	res->tokens = calloc((size_t)o->seqs * o->n, sizeof(*res->tokens));
+	res->sides = calloc(o->n, 1);
+	if (!res->tokens || !res->sides) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return -ENOMEM;
+	}
+	fill_io(r);
+	t0 = now_s();
+	ret = prefill(r, res->tokens);
+	res->prefill_s = now_s() - t0;
+	/* An idle xPU announces itself before the first step. */
+	if (!ret && r->xpu)
+		ret = standin_report(r->xpu, r->sh, 0);
+	t0 = now_s();
+	for (unsigned int s = 0; !ret && s + 1 < o->n; s++) {
+		ret = decode_step(r, s, res->tokens, &res->sides[s]);
+		res->steps++;
+		if (res->sides[s] == 'X')
+			res->steps_xpu++;
+		else
+			res->steps_cpu++;
+	}
+	res->decode_s = now_s() - t0;
+	return ret;
+}
+
+static void model_free(struct run *r)
+{
+	struct syshax_weights_free_params p = { .wset = r->info.model };
+	struct syshax_completion c;
+	struct syshax_job job;
+	int ret;
+
+	syshax_job_init(&job, SYSHAX_OP_WEIGHTS_FREE, 0);
+	syshax_job_params(&job, &p, sizeof(p));
+	ret = run_job(r->sh, &job, &c);
+	if (ret)
+		fprintf(stderr, PROG ": WEIGHTS_FREE: %s\n", syshax_strerror(ret));
+}
+
+void run_close(struct run *r)
+{
+	if (r->xpu)
+		standin_close(r->xpu);
+	if (r->info.model)
+		model_free(r);
+	if (r->k.addr)
+		syshax_buf_free(r->sh, &r->k);
+	if (r->v.addr)
+		syshax_buf_free(r->sh, &r->v);
+	if (r->io.addr)
+		syshax_buf_free(r->sh, &r->io);
+	syshax_close(r->sh);
+	privd_stop(&r->d);
+}
