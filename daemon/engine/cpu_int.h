@@ -96,6 +96,54 @@ struct shxd_attn_seq {
 int shxd_attn_run(struct shxd_cpu *cpu, const struct shxd_attn_seq *seq,
 		  size_t n, size_t qh, float scale, const float *q, float *out);
 
+/* The same in phases of a caller's run: setup on the caller's thread
+ * (splits long contexts in chunks, grows scratch), work on every worker,
+ * then, after a barrier over all of them, merge of sequences [s0, s1). */
+struct shxd_attn {
+	const struct shxd_attn_seq *seq;
+	const float *q;
+	float *out, *parts, *ml;	/* per chunk: out and max/sum */
+	size_t seqs, qh, hd, kvh, chunks;
+	float scale;
+};
+int shxd_attn_setup(struct shxd_attn *t, struct shxd_cpu *cpu,
+		    const struct shxd_attn_seq *seq, size_t n, size_t qh,
+		    float scale, const float *q, float *out);
+void shxd_attn_work(const struct shxd_attn *t, const struct shxd_worker *w);
+void shxd_attn_merge(const struct shxd_attn *t, size_t s0, size_t s1);
+
+/* One SwiGLU block over rows of in: out rows [out_row, out_row + m). */
+struct shxd_seg {
+	const struct shxd_mat *g, *u, *d;
+	const float *in;
+	size_t m, out_row;
+};
+
+/*
+ * Linear work for the pools, on f32 rows of width k: GEMMs of matrices on
+ * one input (output i [m x w[i]->n], shared by the pools; a matrix split
+ * by columns alone, into pout), then SwiGLU segments (each pool sums into
+ * its own pout rows; the caller adds the pools' pout up).
+ */
+struct shxd_lin {
+	struct shxd_cpu *cpu;
+	size_t k;
+	const struct shxd_mat *const *w;
+	float *const *out;
+	unsigned int nw;
+	const float *in;
+	size_t m;
+	const struct shxd_seg *segs;
+	unsigned int nseg;
+	float *pout[SHXD_MAX_POOLS];
+};
+
+/* Grows the scratch t needs (segments: out_rows rows of pout) and sets
+ * pout; on the caller's thread, before the run. 0, -EINVAL, -ENOMEM. */
+int shxd_lin_grow(struct shxd_lin *t, size_t out_rows);
+/* Worker w's part of t (a run's phase; it ends at a node barrier). */
+void shxd_lin_work(struct shxd_lin *t, const struct shxd_worker *w);
+
 /* y[rows x m->n] = in[rows x m->k] . m^T (f32) on the pools. */
 int shxd_gemm_run(struct shxd_cpu *cpu, const struct shxd_mat *m,
 		  const float *in, size_t rows, float *out);

@@ -16,19 +16,8 @@
 /* Contexts shorter than this per chunk are not worth a merge. */
 #define MIN_CHUNK	512
 
-struct attn_task {
-	struct shxd_cpu *cpu;
-	const struct shxd_attn_seq *seq;
-	const float *q;			/* f32 [seqs x qh x hd] */
-	float *parts, *ml;		/* per chunk: out and max/sum */
-	size_t seqs, qh, hd, kvh, chunks;
-	float scale;
-};
-
-static void attn_worker(void *arg, const struct shxd_worker *w)
+void shxd_attn_work(const struct shxd_attn *t, const struct shxd_worker *w)
 {
-	struct attn_task *t = arg;
-	uint64_t t0 = shxd_now_ns();
 	size_t group = t->qh / t->kvh;
 	size_t items = t->seqs * t->kvh * t->chunks;
 
@@ -44,42 +33,73 @@ static void attn_worker(void *arg, const struct shxd_worker *w)
 				 c1, t->parts + po * t->hd, t->ml + po * 2,
 				 kvh * group, (kvh + 1) * group);
 	}
-	if (!w->tid)
-		t->cpu->pool_ns[w->pool] = shxd_now_ns() - t0;
 }
 
-int shxd_attn_run(struct shxd_cpu *cpu, const struct shxd_attn_seq *seq,
-		  size_t n, size_t qh, float scale, const float *q, float *out)
+void shxd_attn_merge(const struct shxd_attn *t, size_t s0, size_t s1)
 {
-	struct attn_task t = {
-		.cpu = cpu, .seq = seq, .q = q, .seqs = n, .qh = qh,
+	for (size_t s = s0; s < s1; s++) {
+		size_t o = s * t->chunks * t->qh;
+
+		shxk_attn_merge(t->parts + o * t->hd, t->ml + o * 2, t->chunks,
+				t->qh, t->hd, t->out + s * t->qh * t->hd, 0,
+				t->qh);
+	}
+}
+
+int shxd_attn_setup(struct shxd_attn *t, struct shxd_cpu *cpu,
+		    const struct shxd_attn_seq *seq, size_t n, size_t qh,
+		    float scale, const float *q, float *out)
+{
+	unsigned int threads = 0;
+	size_t maxlen = 0, qn;
+
+	*t = (struct shxd_attn){
+		.seq = seq, .q = q, .out = out, .seqs = n, .qh = qh,
 		.hd = seq[0].kv.head_dim, .kvh = seq[0].kv.kv_heads,
 		.chunks = 1, .scale = scale,
 	};
-	unsigned int threads = 0;
-	size_t maxlen = 0, qn = n * qh * t.hd;
-
+	qn = n * qh * t->hd;
 	/* Chunks: enough items for every thread, none shorter than
 	 * MIN_CHUNK positions on average. */
 	for (unsigned int p = 0; p < shxd_pool_count(cpu->pool); p++)
 		threads += shxd_pool_threads(cpu->pool, p);
 	for (size_t s = 0; s < n; s++)
 		maxlen = seq[s].len > maxlen ? seq[s].len : maxlen;
-	while (n * t.kvh * t.chunks < threads &&
-	       maxlen / (t.chunks + 1) >= MIN_CHUNK)
-		t.chunks++;
-	t.parts = shxd_scratch(&cpu->ms[MS_EO], qn * t.chunks * sizeof(float));
-	t.ml = shxd_scratch(&cpu->ms[MS_ATT],
-			    n * qh * t.chunks * 2 * sizeof(float));
-	if (!t.parts || !t.ml)
-		return -ENOMEM;
-	shxd_pool_run(cpu->pool, attn_worker, &t);
-	for (size_t s = 0; s < n; s++) {
-		size_t o = s * t.chunks * qh;
+	while (n * t->kvh * t->chunks < threads &&
+	       maxlen / (t->chunks + 1) >= MIN_CHUNK)
+		t->chunks++;
+	t->parts = shxd_scratch(&cpu->ms[MS_EO], qn * t->chunks * sizeof(float));
+	t->ml = shxd_scratch(&cpu->ms[MS_ATT],
+			     n * qh * t->chunks * 2 * sizeof(float));
+	return t->parts && t->ml ? 0 : -ENOMEM;
+}
 
-		shxk_attn_merge(t.parts + o * t.hd, t.ml + o * 2, t.chunks, qh,
-				t.hd, out + s * qh * t.hd, 0, qh);
-	}
+struct attn_run {
+	struct shxd_cpu *cpu;
+	const struct shxd_attn *t;
+};
+
+static void attn_worker(void *arg, const struct shxd_worker *w)
+{
+	const struct attn_run *r = arg;
+	uint64_t t0 = shxd_now_ns();
+
+	shxd_attn_work(r->t, w);
+	if (!w->tid)
+		r->cpu->pool_ns[w->pool] = shxd_now_ns() - t0;
+}
+
+int shxd_attn_run(struct shxd_cpu *cpu, const struct shxd_attn_seq *seq,
+		  size_t n, size_t qh, float scale, const float *q, float *out)
+{
+	struct shxd_attn t;
+	struct attn_run r = { cpu, &t };
+	int ret = shxd_attn_setup(&t, cpu, seq, n, qh, scale, q, out);
+
+	if (ret)
+		return ret;
+	shxd_pool_run(cpu->pool, attn_worker, &r);
+	shxd_attn_merge(&t, 0, n);
 	return 0;
 }
 

@@ -11,29 +11,6 @@
 
 #include "cpu_int.h"
 
-/* One SwiGLU block over rows of in: out rows [out_row, out_row + m). */
-struct seg {
-	const struct shxd_mat *g, *u, *d;
-	const float *in;
-	size_t m, out_row;
-};
-
-struct task {
-	struct shxd_cpu *cpu;
-	size_t k;			/* input width */
-	/* GEMM: matrices on one input, output i [m x w[i]->n] shared by
-	 * the pools (a matrix split by columns: alone). */
-	const struct shxd_mat *const *w;
-	float *const *out;
-	unsigned int nw;
-	const float *in;
-	size_t m;
-	/* FFN: segments, each pool summing into its own out rows. */
-	const struct seg *segs;
-	unsigned int nseg;
-	float *pout[SHXD_MAX_POOLS];
-};
-
 static size_t min_sz(size_t a, size_t b)
 {
 	return a < b ? a : b;
@@ -78,7 +55,7 @@ static void gemm_rows(const struct shxd_worker *w, const struct shxk_weights *wt
  * output, summed by shxd_gemm_run_n. Matrices of one type share the
  * prepared activations of a chunk.
  */
-static void gemm_worker(struct task *t, const struct shxd_worker *w)
+static void gemm_worker(struct shxd_lin *t, const struct shxd_worker *w)
 {
 	struct shxd_pool *pool = t->cpu->pool;
 	void *act = t->cpu->sc[w->pool][SC_ACT].p;
@@ -111,7 +88,7 @@ static void gemm_worker(struct task *t, const struct shxd_worker *w)
 	}
 }
 
-static void seg_worker(struct task *t, const struct seg *s,
+static void seg_worker(struct shxd_lin *t, const struct shxd_seg *s,
 		       const struct shxd_worker *w)
 {
 	struct shxd_pool *pool = t->cpu->pool;
@@ -158,11 +135,8 @@ static void seg_worker(struct task *t, const struct seg *s,
 	}
 }
 
-static void task_worker(void *arg, const struct shxd_worker *w)
+void shxd_lin_work(struct shxd_lin *t, const struct shxd_worker *w)
 {
-	struct task *t = arg;
-	uint64_t t0 = shxd_now_ns();
-
 	if (t->nw)
 		gemm_worker(t, w);
 	for (unsigned int i = 0; i < t->nseg; i++) {
@@ -170,6 +144,14 @@ static void task_worker(void *arg, const struct shxd_worker *w)
 		/* Segments write disjoint rows but share scratch. */
 		shxd_pool_barrier(t->cpu->pool, w);
 	}
+}
+
+static void task_worker(void *arg, const struct shxd_worker *w)
+{
+	struct shxd_lin *t = arg;
+	uint64_t t0 = shxd_now_ns();
+
+	shxd_lin_work(t, w);
 	if (!w->tid)
 		t->cpu->pool_ns[w->pool] = shxd_now_ns() - t0;
 }
@@ -188,8 +170,8 @@ static int grow_gemm(struct shxd_cpu *cpu, const struct shxd_mat *m, size_t rows
 	return 0;
 }
 
-static int grow_segs(struct shxd_cpu *cpu, const struct seg *s, unsigned int n,
-		     size_t out_rows, struct task *t)
+static int grow_segs(struct shxd_cpu *cpu, const struct shxd_seg *s,
+		     unsigned int n, size_t out_rows, struct shxd_lin *t)
 {
 	for (unsigned int p = 0; p < shxd_pool_count(cpu->pool); p++) {
 		struct scratch *sc = cpu->sc[p];
@@ -220,7 +202,7 @@ static int grow_segs(struct shxd_cpu *cpu, const struct seg *s, unsigned int n,
 }
 
 /* out[rows x k] = sum of the pools' partial outputs. */
-static void reduce(struct shxd_cpu *cpu, const struct task *t, size_t rows,
+static void reduce(struct shxd_cpu *cpu, const struct shxd_lin *t, size_t rows,
 		   float *out)
 {
 	size_t n = rows * t->k;
@@ -231,27 +213,37 @@ static void reduce(struct shxd_cpu *cpu, const struct task *t, size_t rows,
 			out[i] += t->pout[p][i];
 }
 
+int shxd_lin_grow(struct shxd_lin *t, size_t out_rows)
+{
+	unsigned int np = shxd_pool_count(t->cpu->pool);
+	int ret = 0;
+
+	for (unsigned int i = 0; i < t->nw && !ret; i++) {
+		if (t->w[i]->k != t->k || (t->nw > 1 && t->w[i]->by_cols))
+			return -EINVAL;
+		ret = grow_gemm(t->cpu, t->w[i], t->m);
+	}
+	for (unsigned int p = 0; !ret && t->nw && t->w[0]->by_cols && p < np;
+	     p++)
+		t->pout[p] = t->cpu->sc[p][SC_OUT].p;
+	if (!ret && t->nseg)
+		ret = grow_segs(t->cpu, t->segs, t->nseg, out_rows, t);
+	return ret;
+}
+
 int shxd_gemm_run_n(struct shxd_cpu *cpu, const struct shxd_mat *const *m,
 		    float *const *out, unsigned int n, const float *in,
 		    size_t rows)
 {
-	struct task t = { .cpu = cpu, .k = m[0]->k, .w = m, .out = out,
-			  .nw = n, .in = in, .m = rows };
+	struct shxd_lin t = { .cpu = cpu, .k = m[0]->k, .w = m, .out = out,
+			      .nw = n, .in = in, .m = rows };
 	unsigned int np = shxd_pool_count(cpu->pool);
-	bool cols = m[0]->by_cols;
-	int ret = 0;
+	int ret = shxd_lin_grow(&t, 0);
 
-	for (unsigned int i = 0; i < n && !ret; i++) {
-		if (m[i]->k != t.k || (n > 1 && m[i]->by_cols))
-			return -EINVAL;
-		ret = grow_gemm(cpu, m[i], rows);
-	}
 	if (ret)
 		return ret;
-	for (unsigned int p = 0; cols && p < np; p++)
-		t.pout[p] = cpu->sc[p][SC_OUT].p;
 	shxd_pool_run(cpu->pool, task_worker, &t);
-	if (cols) {
+	if (m[0]->by_cols) {
 		/* The sum of the partial outputs of the pools that hold
 		 * columns. */
 		memset(out[0], 0, rows * m[0]->n * sizeof(float));
@@ -341,8 +333,8 @@ static int linear_ffn(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 		      unsigned int n)
 {
 	const struct shxd_pjob *p = pj[0];
-	struct seg s = { .g = p->g, .u = p->u, .d = p->d };
-	struct task t = { .cpu = cpu, .k = s.g->k, .segs = &s, .nseg = 1 };
+	struct shxd_seg s = { .g = p->g, .u = p->u, .d = p->d };
+	struct shxd_lin t = { .cpu = cpu, .k = s.g->k, .segs = &s, .nseg = 1 };
 	size_t m;
 	float *x = gather(cpu, pj, n, t.k, &m), *y;
 	int ret;
@@ -352,7 +344,7 @@ static int linear_ffn(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 	y = s.in ? shxd_scratch(&cpu->ms[MS_Y], m * t.k * sizeof(float)) : NULL;
 	if (!y)
 		return -ENOMEM;
-	ret = grow_segs(cpu, &s, 1, m, &t);
+	ret = shxd_lin_grow(&t, m);
 	if (ret)
 		return ret;
 	shxd_pool_run(cpu->pool, task_worker, &t);
@@ -446,11 +438,11 @@ static int linear_moe(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 	unsigned int nexp = p->nexp, k = p->topk, nseg = 0;
 	bool shared = p->flags & SYSHAX_MOE_SHARED;
 	const struct shxd_mat *g0 = shxd_wset_expert(p->ws, p->layer, "gate", 0);
-	struct task t = { .cpu = cpu, .k = g0->k };
+	struct shxd_lin t = { .cpu = cpu, .k = g0->k };
 	size_t m, hid = g0->k, rows, segoff;
 	uint32_t *off, *order, *pos;
 	float *x, *h, *hg, *eo, *y, *wts;
-	struct seg *segs;
+	struct shxd_seg *segs;
 	int32_t *ids;
 	int ret;
 
@@ -460,10 +452,10 @@ static int linear_moe(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 	wts = shxd_scratch(&cpu->ms[MS_WTS], m * k * sizeof(*wts));
 	/* off, order, pos (u32), then the segments at their alignment. */
 	segoff = ((nexp + 1) + 2 * m * k) * sizeof(uint32_t);
-	segoff = (segoff + _Alignof(struct seg) - 1) &
-		 ~(size_t)(_Alignof(struct seg) - 1);
+	segoff = (segoff + _Alignof(struct shxd_seg) - 1) &
+		 ~(size_t)(_Alignof(struct shxd_seg) - 1);
 	off = shxd_scratch(&cpu->ms[MS_GRP], segoff +
-			   (nexp + 1) * sizeof(struct seg));
+			   (nexp + 1) * sizeof(struct shxd_seg));
 	rows = m * k + (shared ? m : 0);
 	hg = shxd_scratch(&cpu->ms[MS_SH], m * k * hid * sizeof(float));
 	eo = shxd_scratch(&cpu->ms[MS_EO], rows * hid * sizeof(float));
@@ -472,7 +464,7 @@ static int linear_moe(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 		return -ENOMEM;
 	order = off + nexp + 1;
 	pos = order + m * k;
-	segs = (struct seg *)(void *)((uint8_t *)off + segoff);
+	segs = (struct shxd_seg *)(void *)((uint8_t *)off + segoff);
 	ret = route(cpu, pj, n, h, m, ids, wts);
 	if (!ret)
 		ret = shxk_moe_group(ids, m, k, nexp, off, order, pos);
@@ -483,7 +475,7 @@ static int linear_moe(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 	for (unsigned int e = 0; e < nexp; e++) {
 		if (off[e + 1] == off[e])
 			continue;
-		segs[nseg++] = (struct seg){
+		segs[nseg++] = (struct shxd_seg){
 			.g = shxd_wset_expert(p->ws, p->layer, "gate", e),
 			.u = shxd_wset_expert(p->ws, p->layer, "up", e),
 			.d = shxd_wset_expert(p->ws, p->layer, "down", e),
@@ -492,13 +484,13 @@ static int linear_moe(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 		};
 	}
 	if (shared)
-		segs[nseg++] = (struct seg){
+		segs[nseg++] = (struct shxd_seg){
 			.g = p->g, .u = p->u, .d = p->d,
 			.in = h, .m = m, .out_row = m * k,
 		};
 	t.segs = segs;
 	t.nseg = nseg;
-	ret = grow_segs(cpu, segs, nseg, rows, &t);
+	ret = shxd_lin_grow(&t, rows);
 	if (ret)
 		return ret;
 	shxd_pool_run(cpu->pool, task_worker, &t);

@@ -181,14 +181,29 @@ static int step_check(const struct shxd_xjob *xj, struct step *s)
 
 /* ---- the forward pass ---- */
 
+/*
+ * A dense model's step is one run of the pools: every worker goes through
+ * the layers phase by phase, with a barrier over all workers between
+ * phases (a phase reads what other threads and nodes wrote), so the
+ * engine thread does nothing between them. An MoE model's run stops
+ * before each layer's expert block, which the batched MOE op runs.
+ */
 struct fwd {
 	struct shxd_cpu *cpu;
 	struct shxd_wset *ws;
 	const struct shxd_model *m;
 	struct row *const *rows;
-	size_t n;
-	float *x, *h, *q, *k, *v, *a, *o, *cs;	/* scratch, see fwd_scratch */
-	struct shxd_attn_seq *seq;
+	size_t n, nout;
+	/* scratch, see fwd_scratch */
+	float *x, *h, *q, *k, *v, *a, *o, *cs, *logits;
+	struct shxd_attn_seq *seq;	/* n_layer x n */
+	uint32_t *oidx;			/* the rows that want output */
+	/* this run */
+	unsigned int l0, l1;		/* its layers */
+	bool ffn;			/* run the FFN blocks (dense) */
+	bool out;			/* then the final norm and logits */
+	struct shxd_attn at;
+	float *pout[SHXD_MAX_POOLS];	/* the pools' FFN partial sums */
 };
 
 static int fwd_scratch(struct fwd *f)
@@ -197,11 +212,15 @@ static int fwd_scratch(struct fwd *f)
 	size_t e = m->n_embd, qd = (size_t)m->n_head * m->head_dim;
 	size_t kd = (size_t)m->n_head_kv * m->head_dim, n = f->n;
 	size_t total = n * (3 * e + 2 * qd + 2 * kd + m->head_dim);
+	size_t seqb = m->n_layer * n * sizeof(*f->seq);
 	float *p = shxd_scratch(&f->cpu->ms[MS_STEP], total * sizeof(float));
+	uint8_t *sq = shxd_scratch(&f->cpu->ms[MS_SEQ],
+				   seqb + n * sizeof(*f->oidx));
 
-	f->seq = shxd_scratch(&f->cpu->ms[MS_SEQ], n * sizeof(*f->seq));
-	if (!p || !f->seq)
+	if (!p || !sq)
 		return -ENOMEM;
+	f->seq = (struct shxd_attn_seq *)(void *)sq;
+	f->oidx = (uint32_t *)(void *)(sq + seqb);
 	f->x = p;
 	f->h = f->x + n * e;
 	f->o = f->h + n * e;
@@ -245,136 +264,238 @@ static void rope_cache(const struct fwd *f)
 	}
 }
 
-/* RoPE on nh heads of each row of x: adjacent pairs (llama) or halves
- * (NeoX: qwen). */
-static void rope(const struct fwd *f, float *x, size_t nh)
+/* Each layer's attention inputs for every row: its caches at that layer,
+ * its block table, its context. */
+static void attn_seqs(const struct fwd *f)
 {
-	size_t hd = f->m->head_dim, half = hd / 2;
+	const struct shxd_model *m = f->m;
 
-	for (size_t r = 0; r < f->n; r++) {
-		const float *c = f->cs + r * 2 * half, *s = c + half;
+	for (unsigned int l = 0; l < m->n_layer; l++) {
+		for (size_t r = 0; r < f->n; r++) {
+			const struct row *w = f->rows[r];
 
-		for (size_t h = 0; h < nh; h++) {
-			float *y = x + (r * nh + h) * hd;
-
-			for (size_t i = 0; i < half; i++) {
-				size_t a = f->m->neox ? i : 2 * i;
-				size_t b = f->m->neox ? i + half : 2 * i + 1;
-				float x0 = y[a], x1 = y[b];
-
-				y[a] = x0 * c[i] - x1 * s[i];
-				y[b] = x0 * s[i] + x1 * c[i];
-			}
+			f->seq[l * f->n + r] = (struct shxd_attn_seq){
+				.kv = {
+					.type = w->kvt,
+					.block_size = w->block_size,
+					.kv_heads = m->n_head_kv,
+					.head_dim = m->head_dim,
+					.k = w->k + l * w->layer_bytes,
+					.v = w->v + l * w->layer_bytes,
+				},
+				.bt = w->bt, .len = (size_t)w->pos + 1,
+			};
 		}
 	}
 }
 
-static void add_bias(float *x, const float *b, size_t n, size_t d)
+/* RoPE on nh heads of row r of x: adjacent pairs (llama) or halves
+ * (NeoX: qwen). */
+static void rope(const struct fwd *f, float *x, size_t r, size_t nh)
 {
-	for (size_t r = 0; b && r < n; r++)
-		for (size_t i = 0; i < d; i++)
-			x[r * d + i] += b[i];
+	size_t hd = f->m->head_dim, half = hd / 2;
+	const float *c = f->cs + r * 2 * half, *s = c + half;
+
+	for (size_t h = 0; h < nh; h++) {
+		float *y = x + h * hd;
+
+		for (size_t i = 0; i < half; i++) {
+			size_t a = f->m->neox ? i : 2 * i;
+			size_t b = f->m->neox ? i + half : 2 * i + 1;
+			float x0 = y[a], x1 = y[b];
+
+			y[a] = x0 * c[i] - x1 * s[i];
+			y[b] = x0 * s[i] + x1 * c[i];
+		}
+	}
 }
 
-/* The rows' new K and V into their caches at layer l. */
-static void kv_store(const struct fwd *f, unsigned int l)
+static void add_bias(float *x, const float *b, size_t d)
 {
-	size_t kd = (size_t)f->m->n_head_kv * f->m->head_dim;
+	for (size_t i = 0; b && i < d; i++)
+		x[i] += b[i];
+}
 
-	for (size_t r = 0; r < f->n; r++) {
+/*
+ * Rows [r0, r1) after Q/K/V: biases, q/k norms, RoPE, and the new K and V
+ * rows stored in each row's cache at layer l.
+ */
+static void qkv_post(const struct fwd *f, unsigned int l, size_t r0,
+		     size_t r1)
+{
+	const struct shxd_model *m = f->m;
+	const struct shxd_layer *y = &m->layer[l];
+	size_t hd = m->head_dim, qd = m->n_head * hd, kd = m->n_head_kv * hd;
+
+	for (size_t r = r0; r < r1; r++) {
 		const struct row *w = f->rows[r];
+		float *q = f->q + r * qd, *k = f->k + r * kd, *v = f->v + r * kd;
 		size_t es = shxd_act_size(w->kvt);
 		size_t slot = (size_t)w->bt[(size_t)w->pos / w->block_size] *
 			      w->block_size + (size_t)w->pos % w->block_size;
 		size_t at = l * w->layer_bytes + slot * kd * es;
 
-		shxd_from_f32(w->kvt, f->k + r * kd, w->k + at, kd);
-		shxd_from_f32(w->kvt, f->v + r * kd, w->v + at, kd);
+		add_bias(q, y->bq, qd);
+		add_bias(k, y->bk, kd);
+		add_bias(v, y->bv, kd);
+		if (y->q_norm) {
+			shxk_rmsnorm(q, y->q_norm, q, hd, m->eps, 0, m->n_head);
+			shxk_rmsnorm(k, y->k_norm, k, hd, m->eps, 0,
+				     m->n_head_kv);
+		}
+		rope(f, q, r, m->n_head);
+		rope(f, k, r, m->n_head_kv);
+		shxd_from_f32(w->kvt, k, w->k + at, kd);
+		shxd_from_f32(w->kvt, v, w->v + at, kd);
 	}
 }
 
-static int attention(struct fwd *f, unsigned int l)
+/* The matrices of layer l's phases, as each worker builds them. */
+static void layer_lin(const struct fwd *f, unsigned int l,
+		      const struct shxd_mat **qkv, float **qkv_out,
+		      struct shxd_lin *lq, struct shxd_lin *lo,
+		      struct shxd_seg *sg, struct shxd_lin *lf)
 {
 	const struct shxd_model *m = f->m;
+	const struct shxd_layer *y = &m->layer[l];
 
-	for (size_t r = 0; r < f->n; r++) {
-		const struct row *w = f->rows[r];
-
-		f->seq[r] = (struct shxd_attn_seq){
-			.kv = {
-				.type = w->kvt, .block_size = w->block_size,
-				.kv_heads = m->n_head_kv, .head_dim = m->head_dim,
-				.k = w->k + l * w->layer_bytes,
-				.v = w->v + l * w->layer_bytes,
-			},
-			.bt = w->bt, .len = (size_t)w->pos + 1,
-		};
-	}
-	return shxd_attn_run(f->cpu, f->seq, f->n, m->n_head,
-			     1.0f / sqrtf((float)m->head_dim), f->q, f->a);
+	qkv[0] = y->wq;
+	qkv[1] = y->wk;
+	qkv[2] = y->wv;
+	qkv_out[0] = f->q;
+	qkv_out[1] = f->k;
+	qkv_out[2] = f->v;
+	*lq = (struct shxd_lin){ .cpu = f->cpu, .k = m->n_embd, .w = qkv,
+				 .out = qkv_out, .nw = 3, .in = f->h, .m = f->n };
+	*lo = (struct shxd_lin){ .cpu = f->cpu, .k = y->wo->k, .w = &y->wo,
+				 .out = &f->o, .nw = 1, .in = f->a, .m = f->n };
+	*sg = (struct shxd_seg){ .g = y->gate, .u = y->up, .d = y->down,
+				 .in = f->h, .m = f->n };
+	*lf = (struct shxd_lin){ .cpu = f->cpu, .k = m->n_embd, .segs = sg,
+				 .nseg = 1 };
+	memcpy(lf->pout, f->pout, sizeof(lf->pout));
 }
 
-/* The FFN or MoE block, with its norm and residual, on x in place. */
-static int ffn(struct fwd *f, unsigned int l)
+static void fwd_layer(struct fwd *f, unsigned int l,
+		      const struct shxd_worker *w, size_t a, size_t b)
+{
+	struct shxd_pool *pool = f->cpu->pool;
+	const struct shxd_model *m = f->m;
+	const struct shxd_layer *y = &m->layer[l];
+	size_t e = m->n_embd, n = f->n, e0, e1;
+	const struct shxd_mat *qkv[3];
+	float *qkv_out[3];
+	struct shxd_lin lq, lo, lf;
+	struct shxd_seg sg;
+	struct shxd_attn at = f->at;
+
+	layer_lin(f, l, qkv, qkv_out, &lq, &lo, &sg, &lf);
+	at.seq = f->seq + l * n;
+	shxk_rmsnorm(f->x, y->attn_norm, f->h, e, m->eps, a, b);
+	shxd_pool_gbarrier(pool, w);
+	shxd_lin_work(&lq, w);
+	shxd_pool_gbarrier(pool, w);
+	qkv_post(f, l, a, b);
+	shxd_pool_gbarrier(pool, w);
+	shxd_attn_work(&at, w);
+	shxd_pool_gbarrier(pool, w);
+	shxd_attn_merge(&at, a, b);
+	shxd_pool_gbarrier(pool, w);
+	shxd_lin_work(&lo, w);
+	shxd_pool_gbarrier(pool, w);
+	for (size_t i = a * e; i < b * e; i++)
+		f->x[i] += f->o[i];
+	shxk_rmsnorm(f->x, y->ffn_norm, f->h, e, m->eps, a, b);
+	shxd_pool_gbarrier(pool, w);
+	if (!f->ffn)
+		return;
+	shxd_lin_work(&lf, w);
+	shxd_pool_gbarrier(pool, w);
+	/* The residual and the pools' partial sums, split by element. */
+	shxd_split(n * e, 16, w->gtid, w->gnthr, &e0, &e1);
+	for (unsigned int p = 0; p < shxd_pool_count(pool); p++)
+		for (size_t i = e0; i < e1; i++)
+			f->x[i] += f->pout[p][i];
+	shxd_pool_gbarrier(pool, w);
+}
+
+static void fwd_worker(void *arg, const struct shxd_worker *w)
+{
+	struct fwd *f = arg;
+	const struct shxd_model *m = f->m;
+	size_t a, b, e = m->n_embd;
+	struct shxd_lin lout = {
+		.cpu = f->cpu, .k = e, .w = &m->output, .out = &f->logits,
+		.nw = 1, .in = f->h, .m = f->nout,
+	};
+
+	shxd_split(f->n, 1, w->gtid, w->gnthr, &a, &b);
+	for (unsigned int l = f->l0; l < f->l1; l++)
+		fwd_layer(f, l, w, a, b);
+	if (!f->out)
+		return;
+	shxd_split(f->nout, 1, w->gtid, w->gnthr, &a, &b);
+	for (size_t j = a; j < b; j++)
+		shxk_rmsnorm(f->x + f->oidx[j] * e, m->output_norm,
+			     f->h + j * e, e, m->eps, 0, 1);
+	shxd_pool_gbarrier(f->cpu->pool, w);
+	shxd_lin_work(&lout, w);
+}
+
+/* Scratch of this run's phases (the MoE op between runs may move it),
+ * then the run. */
+static int fwd_run(struct fwd *f)
+{
+	const struct shxd_model *m = f->m;
+	int ret = shxd_attn_setup(&f->at, f->cpu, f->seq, f->n, m->n_head,
+				  1.0f / sqrtf((float)m->head_dim), f->q, f->a);
+
+	for (unsigned int l = f->l0; !ret && l < f->l1; l++) {
+		const struct shxd_mat *qkv[3];
+		float *qkv_out[3];
+		struct shxd_lin lq, lo, lf;
+		struct shxd_seg sg;
+
+		layer_lin(f, l, qkv, qkv_out, &lq, &lo, &sg, &lf);
+		ret = shxd_lin_grow(&lq, 0);
+		if (!ret)
+			ret = shxd_lin_grow(&lo, 0);
+		if (!ret && f->ffn)
+			ret = shxd_lin_grow(&lf, f->n);
+		memcpy(f->pout, lf.pout, sizeof(f->pout));
+	}
+	if (!ret && f->out) {
+		struct shxd_lin lout = { .cpu = f->cpu, .k = m->n_embd,
+					 .w = &m->output, .nw = 1,
+					 .m = f->nout };
+
+		f->logits = shxd_scratch(&f->cpu->ms[MS_LOGITS],
+					 f->nout * m->n_vocab * sizeof(float));
+		ret = f->logits ? shxd_lin_grow(&lout, 0) : -ENOMEM;
+	}
+	if (!ret)
+		shxd_pool_run(f->cpu->pool, fwd_worker, f);
+	return ret;
+}
+
+/* An MoE layer's expert block, with its norm and residual, on x. */
+static int moe(struct fwd *f, unsigned int l)
 {
 	const struct shxd_model *m = f->m;
 	const struct shxd_layer *y = &m->layer[l];
 	struct shxd_pjob p = {
-		.op = m->n_expert ? SYSHAX_OP_MOE : SYSHAX_OP_FFN,
-		.ws = f->ws, .m = (unsigned int)f->n, .x = f->x,
-		.xt = SHXK_F32, .y = f->x, .yt = SHXK_F32, .layer = l,
-		.eps = m->eps, .norm = y->ffn_norm,
-		.flags = SYSHAX_FFN_NORM | SYSHAX_FFN_RESIDUAL,
-		.g = y->gate, .u = y->up, .d = y->down,
+		.op = SYSHAX_OP_MOE, .ws = f->ws, .m = (unsigned int)f->n,
+		.x = f->x, .xt = SHXK_F32, .y = f->x, .yt = SHXK_F32,
+		.layer = l, .eps = m->eps, .norm = y->ffn_norm,
+		/* Qwen3-MoE: softmax router, top-k renormalized. */
+		.flags = SYSHAX_MOE_NORM | SYSHAX_MOE_RESIDUAL |
+			 SYSHAX_MOE_NORM_TOPK,
+		.route = SYSHAX_MOE_ROUTE_ROUTER, .topk = m->n_expert_used,
+		.nexp = m->n_expert, .router = y->router,
 	};
 	struct shxd_pjob *pp = &p;
 
-	if (m->n_expert) {
-		/* Qwen3-MoE: softmax router, top-k renormalized. */
-		p.flags = SYSHAX_MOE_NORM | SYSHAX_MOE_RESIDUAL |
-			  SYSHAX_MOE_NORM_TOPK;
-		p.route = SYSHAX_MOE_ROUTE_ROUTER;
-		p.topk = m->n_expert_used;
-		p.nexp = m->n_expert;
-		p.router = y->router;
-	}
 	return shxd_op_linear(f->cpu, &pp, 1);
-}
-
-static int layer(struct fwd *f, unsigned int l)
-{
-	const struct shxd_model *m = f->m;
-	const struct shxd_layer *y = &m->layer[l];
-	size_t e = m->n_embd, n = f->n, hd = m->head_dim;
-	size_t qd = m->n_head * hd, kd = m->n_head_kv * hd;
-	const struct shxd_mat *qkv[3] = { y->wq, y->wk, y->wv };
-	float *out[3] = { f->q, f->k, f->v };
-	int ret;
-
-	shxk_rmsnorm(f->x, y->attn_norm, f->h, e, m->eps, 0, n);
-	ret = shxd_gemm_run_n(f->cpu, qkv, out, 3, f->h, n);
-	if (ret)
-		return ret;
-	add_bias(f->q, y->bq, n, qd);
-	add_bias(f->k, y->bk, n, kd);
-	add_bias(f->v, y->bv, n, kd);
-	if (y->q_norm) {
-		shxk_rmsnorm(f->q, y->q_norm, f->q, hd, m->eps, 0,
-			     n * m->n_head);
-		shxk_rmsnorm(f->k, y->k_norm, f->k, hd, m->eps, 0,
-			     n * m->n_head_kv);
-	}
-	rope(f, f->q, m->n_head);
-	rope(f, f->k, m->n_head_kv);
-	kv_store(f, l);
-	ret = attention(f, l);
-	if (!ret)
-		ret = shxd_gemm_run(f->cpu, y->wo, f->a, n, f->o);
-	if (ret)
-		return ret;
-	for (size_t i = 0; i < n * e; i++)
-		f->x[i] += f->o[i];
-	return ffn(f, l);
 }
 
 /* The k highest logits, highest first; ties: the lower id. */
@@ -404,36 +525,19 @@ static void topk(const float *l, size_t nv, uint32_t k, uint8_t *out)
 	}
 }
 
-/* Final norm and logits for the rows that want output. */
-static int output(struct fwd *f)
+static void write_out(const struct fwd *f)
 {
-	const struct shxd_model *m = f->m;
-	size_t e = m->n_embd, nout = 0, nv = m->n_vocab;
-	float *logits;
-	int ret;
+	size_t nv = f->m->n_vocab;
 
-	for (size_t r = 0; r < f->n; r++)
-		if (f->rows[r]->out)
-			shxk_rmsnorm(f->x + r * e, m->output_norm,
-				     f->h + nout++ * e, e, m->eps, 0, 1);
-	logits = shxd_scratch(&f->cpu->ms[MS_LOGITS], nout * nv * 4);
-	if (!logits)
-		return -ENOMEM;
-	ret = shxd_gemm_run(f->cpu, m->output, f->h, nout, logits);
-	if (ret)
-		return ret;
-	for (size_t r = 0, i = 0; r < f->n; r++) {
-		const struct row *w = f->rows[r];
+	for (size_t j = 0; j < f->nout; j++) {
+		const struct row *w = f->rows[f->oidx[j]];
+		const float *l = f->logits + j * nv;
 
-		if (!w->out)
-			continue;
 		if (w->out_kind == SYSHAX_STEP_OUT_LOGITS)
-			memcpy(w->out, logits + i * nv, nv * sizeof(float));
+			memcpy(w->out, l, nv * sizeof(float));
 		else
-			topk(logits + i * nv, nv, w->topk, w->out);
-		i++;
+			topk(l, nv, w->topk, w->out);
 	}
-	return 0;
 }
 
 static int forward(struct shxd_cpu *cpu, struct shxd_wset *ws,
@@ -441,15 +545,37 @@ static int forward(struct shxd_cpu *cpu, struct shxd_wset *ws,
 {
 	struct fwd f = { .cpu = cpu, .ws = ws, .m = ws->model, .rows = rows,
 			 .n = n };
+	unsigned int nl = f.m->n_layer;
 	int ret = fwd_scratch(&f);
 
 	if (ret)
 		return ret;
+	for (size_t r = 0; r < n; r++)
+		if (rows[r]->out)
+			f.oidx[f.nout++] = (uint32_t)r;
 	embed(&f);
 	rope_cache(&f);
-	for (unsigned int l = 0; l < f.m->n_layer && !ret; l++)
-		ret = layer(&f, l);
-	return ret ? ret : output(&f);
+	attn_seqs(&f);
+	if (!f.m->n_expert) {
+		f.l1 = nl;
+		f.ffn = f.out = true;
+		ret = fwd_run(&f);
+	} else {
+		for (unsigned int l = 0; l < nl && !ret; l++) {
+			f.l0 = l;
+			f.l1 = l + 1;
+			ret = fwd_run(&f);
+			if (!ret)
+				ret = moe(&f, l);
+		}
+		f.l0 = f.l1 = nl;
+		f.out = true;
+		if (!ret)
+			ret = fwd_run(&f);
+	}
+	if (!ret)
+		write_out(&f);
+	return ret;
 }
 
 /* ---- jobs ---- */

@@ -29,15 +29,19 @@ struct worker {
 };
 
 /*
- * A node barrier: threads spin a little (the phases of one batch are
- * short and the CPUs are the batch's anyway), then sleep on a futex.
+ * A barrier: threads spin a little (the phases of one batch are short
+ * and the CPUs are the batch's anyway), then sleep on a futex.
  */
-struct node_pool {
-	int node;
-	unsigned int nthr;
+struct barrier {
 	_Alignas(64) atomic_uint arrived;	/* at the current barrier */
 	atomic_uint phase;			/* barriers passed */
 	atomic_uint sleepers;			/* in futex_wait on phase */
+};
+
+struct node_pool {
+	int node;
+	unsigned int nthr;
+	struct barrier bar;
 };
 
 /* How long a thread spins at a barrier before it sleeps. */
@@ -75,6 +79,7 @@ static uint64_t mono_ns(void)
 struct shxd_pool {
 	unsigned int npools, nthreads;
 	struct node_pool pools[SHXD_MAX_POOLS];
+	struct barrier all;		/* every worker of every pool */
 	struct worker *workers;
 
 	pthread_mutex_t lock;
@@ -429,27 +434,27 @@ void shxd_pool_run(struct shxd_pool *p, shxd_pool_fn fn, void *arg)
 	pthread_mutex_unlock(&p->lock);
 }
 
-void shxd_pool_barrier(struct shxd_pool *p, const struct shxd_worker *w)
+/* Waits until n threads have arrived at b. */
+static void barrier_wait(struct barrier *b, unsigned int n)
 {
-	struct node_pool *np = &p->pools[w->pool];
 	unsigned int ph;
 	uint64_t until = 0;
 
-	if (w->nthr < 2)
+	if (n < 2)
 		return;
-	ph = atomic_load_explicit(&np->phase, memory_order_acquire);
-	if (atomic_fetch_add_explicit(&np->arrived, 1,
-				      memory_order_acq_rel) + 1 == w->nthr) {
+	ph = atomic_load_explicit(&b->phase, memory_order_acquire);
+	if (atomic_fetch_add_explicit(&b->arrived, 1,
+				      memory_order_acq_rel) + 1 == n) {
 		/* Reset before the release: a thread past this barrier
 		 * arrives at the next one only after it sees the phase. */
-		atomic_store_explicit(&np->arrived, 0, memory_order_relaxed);
-		atomic_fetch_add(&np->phase, 1);
-		if (atomic_load(&np->sleepers))
-			futex_wake_all(&np->phase);
+		atomic_store_explicit(&b->arrived, 0, memory_order_relaxed);
+		atomic_fetch_add(&b->phase, 1);
+		if (atomic_load(&b->sleepers))
+			futex_wake_all(&b->phase);
 		return;
 	}
 	for (unsigned int i = 0;; i++) {
-		if (atomic_load_explicit(&np->phase, memory_order_acquire) != ph)
+		if (atomic_load_explicit(&b->phase, memory_order_acquire) != ph)
 			return;
 		cpu_relax();
 		if (i % 64)
@@ -461,8 +466,18 @@ void shxd_pool_barrier(struct shxd_pool *p, const struct shxd_worker *w)
 	}
 	/* sleepers is raised before phase is read again, and read after
 	 * phase is bumped (both sequentially consistent): no lost wake-up. */
-	atomic_fetch_add(&np->sleepers, 1);
-	while (atomic_load(&np->phase) == ph)
-		futex_wait(&np->phase, ph);
-	atomic_fetch_sub(&np->sleepers, 1);
+	atomic_fetch_add(&b->sleepers, 1);
+	while (atomic_load(&b->phase) == ph)
+		futex_wait(&b->phase, ph);
+	atomic_fetch_sub(&b->sleepers, 1);
+}
+
+void shxd_pool_barrier(struct shxd_pool *p, const struct shxd_worker *w)
+{
+	barrier_wait(&p->pools[w->pool].bar, w->nthr);
+}
+
+void shxd_pool_gbarrier(struct shxd_pool *p, const struct shxd_worker *w)
+{
+	barrier_wait(&p->all, w->gnthr);
 }

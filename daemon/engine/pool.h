@@ -67,6 +67,9 @@ void shxd_pool_run(struct shxd_pool *p, shxd_pool_fn fn, void *arg);
 
 /* Waits for every thread of w's pool to reach this point of the run. */
 void shxd_pool_barrier(struct shxd_pool *p, const struct shxd_worker *w);
+/* The same over every thread of every pool (a phase that reads what
+ * other nodes wrote). */
+void shxd_pool_gbarrier(struct shxd_pool *p, const struct shxd_worker *w);
 
 /*
  * Parses a CUSTOM_CPU_AFFINITY list ("0-7", "0-159:2,1,3", sysHAX's
