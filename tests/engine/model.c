@@ -225,30 +225,11 @@ static void rope(const struct tmodel *m, double *x, size_t nh, int pos)
 static void moe(const struct tmodel *m, unsigned int l, const double *h,
 		double *out)
 {
-	double lg[NEXP], mx = -INFINITY, sum = 0.0, wsum = 0.0, eo[E];
-	int ids[TOPK];
-	double wt[TOPK];
+	double lg[NEXP], wt[TOPK], eo[E];
+	int32_t ids[TOPK];
 
 	ref_gemm(tensor(m, "blk.%u.ffn_gate_inp.weight", l), 0, h, 1, lg);
-	for (int e = 0; e < NEXP; e++)
-		mx = fmax(mx, lg[e]);
-	for (int e = 0; e < NEXP; e++)
-		sum += exp(lg[e] - mx);
-	for (int s = 0; s < TOPK; s++) {
-		int best = -1;
-
-		for (int e = 0; e < NEXP; e++) {
-			bool taken = false;
-
-			for (int j = 0; j < s; j++)
-				taken |= ids[j] == e;
-			if (!taken && (best < 0 || lg[e] > lg[best]))
-				best = e;
-		}
-		ids[s] = best;
-		wt[s] = exp(lg[best] - mx) / sum;
-		wsum += wt[s];
-	}
+	ref_route(lg, NEXP, TOPK, true, ids, wt);
 	memset(out, 0, E * sizeof(double));
 	for (int s = 0; s < TOPK; s++) {
 		ref_swiglu(tensor(m, "blk.%u.ffn_gate_exps.weight", l),
@@ -256,7 +237,7 @@ static void moe(const struct tmodel *m, unsigned int l, const double *h,
 			   tensor(m, "blk.%u.ffn_down_exps.weight", l),
 			   (size_t)ids[s], h, 1, eo);
 		for (int i = 0; i < E; i++)
-			out[i] += wt[s] / wsum * eo[i];
+			out[i] += wt[s] * eo[i];
 	}
 }
 

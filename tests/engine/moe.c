@@ -115,37 +115,17 @@ static void t_moe_load(void)
 	CU_ASSERT(g_id >= 1);
 }
 
-/* Softmax over l, its top k (ties: the lower id), renormalized or not;
- * the gap between the k-th and the next logit. */
+/* The reference route of a row (ref_route); the gap between the k-th
+ * and the next logit. */
 static double route_row(const double *l, bool renorm, int32_t *ids,
 			double *wts)
 {
-	double mx = -INFINITY, sum = 0.0, ks = 0.0, next = -INFINITY;
+	double next = -INFINITY;
 
-	for (int e = 0; e < NEXP; e++)
-		mx = fmax(mx, l[e]);
-	for (int e = 0; e < NEXP; e++)
-		sum += exp(l[e] - mx);
-	for (int s = 0; s < TOPK; s++) {
-		int best = -1;
-
-		for (int e = 0; e < NEXP; e++) {
-			bool taken = false;
-
-			for (int j = 0; j < s; j++)
-				taken |= ids[j] == e;
-			if (!taken && (best < 0 || l[e] > l[best]))
-				best = e;
-		}
-		ids[s] = best;
-		wts[s] = exp(l[best] - mx) / sum;
-		ks += wts[s];
-	}
+	ref_route(l, NEXP, TOPK, renorm, ids, wts);
 	for (int e = 0; e < NEXP; e++)
 		if (e != ids[0] && e != ids[1])
 			next = fmax(next, l[e]);
-	for (int s = 0; renorm && s < TOPK; s++)
-		wts[s] /= ks;
 	return l[ids[TOPK - 1]] - next;
 }
 

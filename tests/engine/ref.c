@@ -88,3 +88,31 @@ void ref_swiglu(const struct tw *g, const struct tw *u, const struct tw *d,
 	free(G);
 	free(U);
 }
+
+void ref_route(const double *l, int nexp, int topk, bool renorm, int32_t *ids,
+	       double *wts)
+{
+	double mx = -INFINITY, sum = 0.0, ks = 0.0;
+
+	for (int e = 0; e < nexp; e++)
+		mx = fmax(mx, l[e]);
+	for (int e = 0; e < nexp; e++)
+		sum += exp(l[e] - mx);
+	for (int s = 0; s < topk; s++) {
+		int best = -1;
+
+		for (int e = 0; e < nexp; e++) {
+			bool taken = false;
+
+			for (int j = 0; j < s; j++)
+				taken |= ids[j] == e;
+			if (!taken && (best < 0 || l[e] > l[best]))
+				best = e;
+		}
+		ids[s] = best;
+		wts[s] = exp(l[best] - mx) / sum;
+		ks += wts[s];
+	}
+	for (int s = 0; renorm && s < topk; s++)
+		wts[s] /= ks;
+}

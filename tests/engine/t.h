@@ -184,6 +184,10 @@ void ref_rmsnorm(const double *x, const double *nw, double eps, size_t k,
 /* out[m x hid] = down_e(silu(gate_e(h)) * up_e(h)). */
 void ref_swiglu(const struct tw *g, const struct tw *u, const struct tw *d,
 		size_t e, const double *h, size_t m, double *out);
+/* Softmax over nexp logits l, then the top k (ties: the lower id) into
+ * ids and their weights, renormalized to sum 1 or not. */
+void ref_route(const double *l, int nexp, int topk, bool renorm, int32_t *ids,
+	       double *wts);
 /* One FFN job: w = { gate, up, down, ffn_norm }, flags SYSHAX_FFN_*. */
 void ref_ffn(const struct tw *w, uint32_t flags, double eps,
 	     const double *x, size_t m, double *y);
