@@ -30,3 +30,37 @@ check-bench-ffn: $(B)/syshax-bench $(B)/syshaxd
 	done && test $$(echo "$$out" | grep -c '"type"') -eq 2
 	$(B)/syshax-bench ffn --type q5 >/dev/null 2>&1; test $$? -eq 2
 CHECKS += check-bench-ffn
+
+# syshax-bench e2e on the tiny model (a private syshaxd; the llama.cpp peer
+# from build/ggml or SYSHAX_LLAMA_DIR): every field of every row printed,
+# ours as numbers, llama.cpp's as numbers or null when the peer is absent;
+# a usage error is status 2.
+E2E_OURS := read_gbps weight_bytes step_bytes roofline_tps ours_roof_pct
+E2E_ROWS := ours_tps ours_engine
+E2E_PEER := llama_tps ratio
+.PHONY: check-bench-e2e
+check-bench-e2e: $(B)/syshax-bench $(B)/syshaxd
+	out=$$(timeout 300 $(B)/syshax-bench e2e --preset tiny --type q8_0 \
+		--seqs 1,2 --steps 4 --prompt 16 --models $(B)/models \
+		$(if $(SYSHAX_LLAMA_DIR),--llama $(SYSHAX_LLAMA_DIR)) \
+		--json 2>/dev/null) && \
+	num='-\{0,1\}[0-9]' && \
+	for k in $(E2E_OURS); do \
+		echo "$$out" | grep -q "\"$$k\": $$num" || \
+			{ echo "check-bench-e2e: no $$k in: $$out"; exit 1; }; \
+	done && \
+	for k in llama llama_roof_pct; do \
+		echo "$$out" | grep -q "\"$$k\": \(null\|\"\|$$num\)" || \
+			{ echo "check-bench-e2e: no $$k in: $$out"; exit 1; }; \
+	done && \
+	for k in $(E2E_ROWS); do \
+		test $$(echo "$$out" | grep -o "\"$$k\": $$num" | wc -l) -eq 3 || \
+			{ echo "check-bench-e2e: $$k not in 3 rows: $$out"; exit 1; }; \
+	done && \
+	for k in $(E2E_PEER); do \
+		test $$(echo "$$out" | grep -o "\"$$k\": \(null\|$$num\)" | \
+			wc -l) -eq 3 || \
+			{ echo "check-bench-e2e: $$k not in 3 rows: $$out"; exit 1; }; \
+	done
+	$(B)/syshax-bench e2e --preset 13b >/dev/null 2>&1; test $$? -eq 2
+CHECKS += check-bench-e2e

@@ -23,6 +23,8 @@ static const struct command g_commands[] = {
 	  "CPU kernels vs machine limits, ggml and oneDNN" },
 	{ "ffn", bench_ffn_main,
 	  "FFN jobs through syshaxd: overhead vs bare kernels, clients" },
+	{ "e2e", bench_e2e_main,
+	  "whole decode steps through syshaxd vs llama.cpp, same GGUF file" },
 	{ "nop", bench_nop_main,
 	  "NOP job round trips on each backend (latency, jobs/s)" },
 };
