@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "beside.h"
@@ -471,7 +472,7 @@ static int model_file(const struct e2e_conf *c, struct e2e_model *m,
 	fprintf(stderr, "e2e: generating %s (%.2f GB)\n", path,
 		(double)gm_size(&go) * 1e-9);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	ret = gm_write(tmp, &go, 1, err, sizeof(err));
+	ret = gm_write(tmp, &go, isatty(STDERR_FILENO), err, sizeof(err));
 	if (ret)
 		fprintf(stderr, "e2e: %s\n", err);
 	else if (rename(tmp, path))

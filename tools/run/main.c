@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "genmodel.h"
 #include "run.h"
@@ -302,7 +303,9 @@ static int gen_model(struct gen_opts *g)
 	fprintf(stderr, PROG ": writing %s: %s %s %s, %.1f MiB\n", g->out,
 		g->gm.arch, g->gm.preset, type_name(g->gm.type),
 		gm_size(&g->gm) / 1048576.0);
-	ret = gm_write(g->out, &g->gm, 1, err, sizeof(err));
+	/* The progress line rewrites itself: a terminal only. */
+	ret = gm_write(g->out, &g->gm, isatty(STDERR_FILENO), err,
+		       sizeof(err));
 	if (ret) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return 1;
