@@ -6,12 +6,14 @@
 #include <stdio.h>
 
 static bool g_syslog;
+static const char *g_name = "syshaxd";
 
-void shxd_log_init(bool foreground)
+void shxd_log_init(const char *name, bool foreground)
 {
+	g_name = name;
 	g_syslog = !foreground;
 	if (g_syslog)
-		openlog("syshaxd", LOG_PID, LOG_DAEMON);
+		openlog(name, LOG_PID, LOG_DAEMON);
 }
 
 void shxd_log(int prio, const char *fmt, ...)
@@ -26,7 +28,7 @@ void shxd_log(int prio, const char *fmt, ...)
 		char line[512];
 
 		vsnprintf(line, sizeof(line), fmt, ap);
-		fprintf(stderr, "syshaxd: %s\n", line);
+		fprintf(stderr, "%s: %s\n", g_name, line);
 	}
 	va_end(ap);
 }

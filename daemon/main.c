@@ -335,7 +335,7 @@ int main(int argc, char **argv)
 		if (start_cpu(&cfg))
 			return 1;
 	}
-	shxd_log_init(cfg.foreground);
+	shxd_log_init("syshaxd", cfg.foreground);
 	log_cpu(&cfg);
 	if (cfg.preload[0] && preload(&cfg))
 		return 1;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "engine/cpu.h"
+#include "log.h"
 #include "run.h"
 
 #define STANDIN_CTX	1	/* the context its jobs come from */
@@ -91,6 +92,8 @@ int standin_open(struct standin **out, const char *dir, const char *file)
 	/* One named CPU: a single thread need not divide over the nodes. */
 	snprintf(cpus, sizeof(cpus), "%d", last_cpu());
 	conf.pool.affinity = cpus;
+	/* Its engine's lines must not read as the daemon's. */
+	shxd_log_init("syshax-run: xpu stand-in", true);
 	ret = shxd_cpu_create(&conf, &s->cpu, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "syshax-run: stand-in xPU: %s\n", err);
