@@ -44,7 +44,7 @@ void shxd_load_add(struct shxd_load *l, uint64_t t0, uint64_t t1,
 void shxd_load_get(const struct shxd_load *l, uint64_t now,
 		   unsigned int *running, float *tps)
 {
-	uint64_t first = now, tokens = 0;
+	uint64_t busy = 0, tokens = 0;
 
 	*running = 0;
 	*tps = 0.0f;
@@ -57,8 +57,8 @@ void shxd_load_get(const struct shxd_load *l, uint64_t now,
 		if (!i)
 			*running = l->b[s].rows;
 		tokens += l->b[s].rows;
-		first = l->b[s].t0 < first ? l->b[s].t0 : first;
+		busy += l->b[s].t1 - l->b[s].t0;
 	}
-	if (tokens && now > first)
-		*tps = (float)((double)tokens * 1e9 / (double)(now - first));
+	if (tokens && busy)
+		*tps = (float)((double)tokens * 1e9 / (double)busy);
 }

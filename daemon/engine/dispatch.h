@@ -56,7 +56,9 @@ void shxd_load_add(struct shxd_load *l, uint64_t t0, uint64_t t1,
 /*
  * At now: *running = the sequences of the latest batch when it ended
  * within the window, else 0; *tps = the tokens of the batches that ended
- * within the window over the time from the first one's start to now.
+ * within the window over the time they ran: the CPU's decode rate while
+ * it runs, which steps given to the xPU in between do not lower (a CPU
+ * left idle drops out of the window and counts as idle).
  */
 void shxd_load_get(const struct shxd_load *l, uint64_t now,
 		   unsigned int *running, float *tps);

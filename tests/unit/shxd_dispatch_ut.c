@@ -65,7 +65,7 @@ static void t_window(void)
 	shxd_load_get(&l, 5000 * MS, &running, &tps);
 	CU_ASSERT_EQUAL(running, 0);
 	CU_ASSERT_EQUAL(tps, 0.0f);
-	/* Batches of 4 rows, 10 ms each, back to back from t = 1 s. */
+	/* Batches of 4 rows, 10 ms each, from t = 1 s. */
 	for (int i = 0; i < 10; i++)
 		shxd_load_add(&l, 1000 * MS + i * 10 * MS,
 			      1000 * MS + (i + 1) * 10 * MS, 4);
@@ -73,12 +73,18 @@ static void t_window(void)
 	CU_ASSERT_EQUAL(running, 4);
 	/* 40 tokens in 100 ms. */
 	CU_ASSERT_DOUBLE_EQUAL(tps, 400.0, 0.01);
-	/* Idle for 1 s after: the rate falls, the batch still runs. */
+	/* Idle for 1 s after: the batch still runs, at the rate it ran. */
 	shxd_load_get(&l, 2100 * MS, &running, &tps);
 	CU_ASSERT_EQUAL(running, 4);
-	CU_ASSERT_DOUBLE_EQUAL(tps, 40.0 / 1.1, 0.01);
+	CU_ASSERT_DOUBLE_EQUAL(tps, 400.0, 0.01);
+	/* Gaps between batches do not count: two more batches after a
+	 * 100 ms pause, of 20 and 40 ms, make 48 tokens in 160 ms run. */
+	shxd_load_add(&l, 1200 * MS, 1220 * MS, 4);
+	shxd_load_add(&l, 1220 * MS, 1260 * MS, 4);
+	shxd_load_get(&l, 1300 * MS, &running, &tps);
+	CU_ASSERT_DOUBLE_EQUAL(tps, 48.0 / 0.16, 0.01);
 	/* Past the window: nothing runs. */
-	shxd_load_get(&l, 3200 * MS, &running, &tps);
+	shxd_load_get(&l, 3300 * MS, &running, &tps);
 	CU_ASSERT_EQUAL(running, 0);
 	CU_ASSERT_EQUAL(tps, 0.0f);
 	/* More batches than slots: only the newest count. */
