@@ -2,7 +2,7 @@
 /*
  * The engine's whole decode steps against llama.cpp's own library on the
  * same GGUF files and the same token ids: random-weight llama and qwen3moe
- * models in F16, Q8_0 and Q4_0 (genmodel.h), a 32-token prompt and 32
+ * models in F32, F16, Q8_0 and Q4_0 (genmodel.h), a 32-token prompt and 32
  * decode steps of one sequence, then 8 sequences of different lengths
  * decoding together. Every step's logits are compared: the largest
  * difference over the standard deviation of llama.cpp's logits, and top-1
@@ -49,9 +49,11 @@ struct tcase {
 };
 
 static const struct tcase g_cases[] = {
+	{ "llama", SHXK_F32, "f32", 1e-4, 0 },
 	{ "llama", SHXK_F16, "f16", 0.01, 0 },
 	{ "llama", SHXK_Q8_0, "q8_0", 0.06, 0 },
 	{ "llama", SHXK_Q4_0, "q4_0", 0.06, 0 },
+	{ "qwen3moe", SHXK_F32, "f32", 1e-4, 2 },
 	{ "qwen3moe", SHXK_F16, "f16", 0.01, 2 },
 	{ "qwen3moe", SHXK_Q8_0, "q8_0", 0.06, 2 },
 	{ "qwen3moe", SHXK_Q4_0, "q4_0", 0.06, 2 },
@@ -360,8 +362,8 @@ static bool report(const struct tcase *c, const char *what, struct tally *t)
 		  t->strict_ok == t->strict;
 
 	qsort(t->err, t->steps, sizeof(t->err[0]), cmp_double);
-	printf("%-9s %-5s %-6s steps %3u  |d|/std median %.5f max %.5f "
-	       "(tol %.2f, over %u)  top-1 %3u/%u  decided %3u/%u  %s\n",
+	printf("%-9s %-5s %-6s steps %3u  |d|/std median %.2e max %.2e "
+	       "(tol %g, over %u)  top-1 %3u/%u  decided %3u/%u  %s\n",
 	       c->arch, c->tname, what, t->steps, t->err[t->steps / 2],
 	       t->worst, c->tol, t->over, t->top1, t->steps, t->strict_ok,
 	       t->strict, ok ? "ok" : "FAIL");
