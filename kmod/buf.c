@@ -355,9 +355,11 @@ int syshax_ctx_install_buf(struct syshax_ctx *ctx, struct syshax_buf *buf,
 	int ret;
 
 	syshax_buf_get(buf);
-	ret = xa_alloc(&ctx->handles, handle, buf,
-		       XA_LIMIT(1, SYSHAX_MAX_HANDLE), GFP_KERNEL);
-	if (ret) {
+	/* Cyclic: a freed handle is not given out again at once (1 = wrapped). */
+	ret = xa_alloc_cyclic(&ctx->handles, handle, buf,
+			      XA_LIMIT(1, SYSHAX_MAX_HANDLE), &ctx->next_handle,
+			      GFP_KERNEL);
+	if (ret < 0) {
 		syshax_buf_put(buf);
 		return ret == -EBUSY ? -ENOSPC : ret;
 	}
@@ -376,6 +378,13 @@ int syshax_ctx_free_handle(struct syshax_ctx *ctx, u32 handle)
 		return -EBADF;
 	syshax_buf_put(buf);
 	return 0;
+}
+
+bool syshax_ctx_handle_is(struct syshax_ctx *ctx, u32 handle,
+			  const struct syshax_buf *buf)
+{
+	return handle && handle <= SYSHAX_MAX_HANDLE &&
+	       xa_load(&ctx->handles, handle) == buf;
 }
 
 void syshax_ctx_release_bufs(struct syshax_ctx *ctx)

@@ -27,6 +27,8 @@ MODULE_PARM_DESC(engine_gid,
  */
 struct engine_map {
 	struct list_head node;
+	/* Identity only, never dereferenced: the engine's handle holds it. */
+	const struct syshax_buf *buf;
 	u64 id;
 	u64 size;
 	u64 mmap_offset;
@@ -42,6 +44,23 @@ static struct engine_map *map_find(struct syshax_broker_ctx *eng, u64 id)
 		if (m->id == id)
 			return m;
 	return NULL;
+}
+
+/*
+ * The engine's map of id, unless the engine freed the map's handle itself
+ * (BUF_FREE): then the map is forgotten, so that a new handle and offset
+ * are made, and the old offset stays dead. Under the lock.
+ */
+static struct engine_map *map_find_live(struct syshax_broker_ctx *eng, u64 id)
+{
+	struct engine_map *m = map_find(eng, id);
+
+	if (m && !syshax_ctx_handle_is(eng->ctx, m->handle, m->buf)) {
+		list_del(&m->node);
+		kfree(m);
+		m = NULL;
+	}
+	return m;
 }
 
 /* Counts a newly held job's refs in its engine's maps; under the lock. */
@@ -344,6 +363,7 @@ static int engine_map_new(struct syshax_broker_ctx *eng, u64 id)
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	if (!m)
 		goto out_put;
+	m->buf = buf;
 	m->id = id;
 	m->size = buf->size;
 	ret = syshax_ctx_install_buf(eng->ctx, buf, &m->handle,
@@ -354,7 +374,7 @@ static int engine_map_new(struct syshax_broker_ctx *eng, u64 id)
 	}
 	spin_lock(&br->lock);
 	m->users = held_refs(eng, id, &again);
-	if (m->users && !map_find(eng, id))
+	if (m->users && !map_find_live(eng, id))
 		list_add_tail(&m->node, &eng->maps);
 	else
 		list_add_tail(&m->node, &drop);
@@ -376,7 +396,7 @@ long syshax_engine_map(struct syshax_broker_ctx *bc, void __user *uarg)
 	if (!bc->engine)
 		return -EINVAL;
 	spin_lock(&br->lock);
-	m = map_find(bc, a.id);
+	m = map_find_live(bc, a.id);
 	if (!m) {
 		spin_unlock(&br->lock);
 		ret = engine_map_new(bc, a.id);

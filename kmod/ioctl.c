@@ -3,7 +3,9 @@
  * ioctl dispatch: one syshax_ioctl_<cmd>() per command. Each copies its
  * arguments in, rejects unknown flags and non-zero padding with -EINVAL,
  * and copies results out; the work is done in buf.c, dmabuf.c and stats.c.
- * Job commands go to the broker.
+ * Job commands go to the broker. The calls that pin memory (BUF_ALLOC,
+ * BUF_REGISTER) need a file opened for writing, else -EBADF: a read-only
+ * fd could pin memory it cannot map writable.
  */
 #include <linux/dma-buf.h>
 #include <linux/file.h>
@@ -191,12 +193,16 @@ long syshax_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case SYSHAX_IOC_VERSION:
 		return syshax_ioctl_version(uarg);
 	case SYSHAX_IOC_BUF_ALLOC:
+		if (!(file->f_mode & FMODE_WRITE))
+			return -EBADF;
 		return syshax_ioctl_buf_alloc(ctx, uarg);
 	case SYSHAX_IOC_BUF_FREE:
 		return syshax_ioctl_buf_free(ctx, uarg);
 	case SYSHAX_IOC_BUF_INFO:
 		return syshax_ioctl_buf_info(ctx, uarg);
 	case SYSHAX_IOC_BUF_REGISTER:
+		if (!(file->f_mode & FMODE_WRITE))
+			return -EBADF;
 		return syshax_ioctl_buf_register(ctx, uarg);
 	case SYSHAX_IOC_BUF_EXPORT:
 		return syshax_ioctl_buf_export(ctx, uarg);

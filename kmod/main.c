@@ -4,7 +4,10 @@
  * module parameters. Each open file is a context (struct syshax_ctx) that
  * owns buffer handles and, through the broker, jobs.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/atomic.h>
+#include <linux/compat.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -22,11 +25,28 @@ MODULE_PARM_DESC(max_pinned_mb,
 
 static atomic_t syshax_ctx_ids = ATOMIC_INIT(0);
 
+/*
+ * 32-bit (compat) callers are refused: an mmap offset is a handle shifted
+ * by 40 bits, which a 32-bit mmap2() page offset cannot carry (handle 17's
+ * would wrap to handle 1's). Checked in open, and in ioctl and mmap for an
+ * fd a 64-bit process passed on.
+ */
+static bool syshax_compat_refused(void)
+{
+	if (!in_compat_syscall())
+		return false;
+	pr_notice_ratelimited("%s[%d]: 32-bit callers are not supported (-EOPNOTSUPP)\n",
+			      current->comm, task_pid_nr(current));
+	return true;
+}
+
 static int syshax_open(struct inode *inode, struct file *file)
 {
 	struct syshax_ctx *ctx;
 	int ret;
 
+	if (syshax_compat_refused())
+		return -EOPNOTSUPP;
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return -ENOMEM;
@@ -56,8 +76,19 @@ static int syshax_release(struct inode *inode, struct file *file)
 
 static int syshax_mmap(struct file *file, struct vm_area_struct *vma)
 {
+	if (syshax_compat_refused())
+		return -EOPNOTSUPP;
 	return syshax_ctx_mmap(file->private_data, vma);
 }
+
+#ifdef CONFIG_COMPAT
+static long syshax_compat_ioctl(struct file *file, unsigned int cmd,
+				unsigned long arg)
+{
+	syshax_compat_refused();
+	return -EOPNOTSUPP;
+}
+#endif
 
 static __poll_t syshax_poll(struct file *file, poll_table *wait)
 {
@@ -69,7 +100,9 @@ static const struct file_operations syshax_fops = {
 	.open		= syshax_open,
 	.release	= syshax_release,
 	.unlocked_ioctl	= syshax_ioctl,
-	.compat_ioctl	= compat_ptr_ioctl,
+#ifdef CONFIG_COMPAT
+	.compat_ioctl	= syshax_compat_ioctl,
+#endif
 	.mmap		= syshax_mmap,
 	.poll		= syshax_poll,
 	.llseek		= noop_llseek,

@@ -23,7 +23,12 @@
  */
 #define SYSHAX_MMAP_SHIFT	40
 #define SYSHAX_MAX_BUF_SIZE	BIT_ULL(SYSHAX_MMAP_SHIFT)
-/* Handles and global ids stay below this, so offsets fit in an off_t. */
+/*
+ * Handles and global ids stay below this, so offsets fit in an off_t. Both
+ * are handed out cyclically: a number comes back only after the whole
+ * range has been used, so a stale handle (or an mmap offset made from it)
+ * fails instead of naming the next buffer.
+ */
 #define SYSHAX_MAX_HANDLE	((1U << 22) - 1)
 
 struct syshax_broker_ctx;
@@ -31,6 +36,7 @@ struct syshax_broker_ctx;
 /* One open file of /dev/syshax. */
 struct syshax_ctx {
 	struct xarray handles;		/* handle -> struct syshax_buf * */
+	u32 next_handle;		/* xa_alloc_cyclic's cursor */
 	u32 id;				/* for stats and engines */
 	struct syshax_broker_ctx *jobs;	/* owned by broker.c */
 };
@@ -74,6 +80,12 @@ void syshax_buf_put(struct syshax_buf *buf);
 int syshax_ctx_install_buf(struct syshax_ctx *ctx, struct syshax_buf *buf,
 			   u32 *handle, u64 *mmap_offset);
 int syshax_ctx_free_handle(struct syshax_ctx *ctx, u32 handle);
+/*
+ * Whether handle still names buf in ctx; compares pointers only (buf is not
+ * dereferenced), so it may be called under a spinlock.
+ */
+bool syshax_ctx_handle_is(struct syshax_ctx *ctx, u32 handle,
+			  const struct syshax_buf *buf);
 void syshax_ctx_release_bufs(struct syshax_ctx *ctx);
 u64 syshax_handle_mmap_offset(u32 handle);
 void syshax_buf_node_bytes(const struct syshax_buf *buf,

@@ -795,6 +795,139 @@ static void test_errnos(void)
 }
 
 /*
+ * A freed handle is not given out again at once: the next buffer gets a
+ * new one, and the old handle and its mmap offset fail instead of naming
+ * the new buffer.
+ */
+static void test_handle_reuse(void)
+{
+	struct syshax_buf_alloc_args a, b;
+	struct syshax_buf_info_args info;
+	uint64_t before = t_pinned(g_fd);
+	uint8_t *p;
+
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_MIB, 0, 0, &a), 0);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_MIB, 0, 0, &b), 0);
+	CU_ASSERT_NOT_EQUAL(b.handle, a.handle);
+	CU_ASSERT_NOT_EQUAL(b.mmap_offset, a.mmap_offset);
+	p = t_map(g_fd, b.mmap_offset, T_MIB);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	t_fill(p, 4096, 3);
+	/* The stale handle and offset. */
+	CU_ASSERT_EQUAL(t_info(g_fd, a.handle, &info), -EBADF);
+	CU_ASSERT_EQUAL(t_export(g_fd, a.handle, 0), -EBADF);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), -EBADF);
+	errno = 0;
+	CU_ASSERT_PTR_NULL(t_map(g_fd, a.mmap_offset, T_MIB));
+	CU_ASSERT_EQUAL(errno, EINVAL);
+	/* Offsets naming no live handle, also past the handle range. */
+	CU_ASSERT_PTR_NULL(t_map(g_fd, ((b.mmap_offset >> 40) + 16) << 40,
+				 4096));
+	CU_ASSERT_PTR_NULL(t_map(g_fd, 1ULL << 62, 4096));
+	/* The live one still names b. */
+	CU_ASSERT_EQUAL(t_info(g_fd, b.handle, &info), 0);
+	CU_ASSERT_EQUAL(info.id, b.id);
+	CU_ASSERT_EQUAL(info.mmap_offset, b.mmap_offset);
+	CU_ASSERT_EQUAL(t_check(p, 4096, 3), 4096);
+	CU_ASSERT_EQUAL(munmap(p, T_MIB), 0);
+	CU_ASSERT_EQUAL(t_free(g_fd, b.handle), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+}
+
+/*
+ * A read-only fd pins nothing (BUF_ALLOC, BUF_REGISTER: -EBADF); it may
+ * still import a buffer, but maps nothing.
+ */
+static void test_rdonly_fd(void)
+{
+	struct syshax_buf_register_args r;
+	struct syshax_buf_import_args im;
+	struct syshax_buf_alloc_args a;
+	struct syshax_version_args v;
+	uint64_t before = t_pinned(g_fd);
+	int ro = open(T_DEV, O_RDONLY | O_CLOEXEC), d;
+	uint8_t *mem, *p;
+
+	CU_ASSERT_FATAL(ro >= 0);
+	CU_ASSERT_EQUAL(t_ioctl(ro, SYSHAX_IOC_VERSION, &v), 0);
+	CU_ASSERT_EQUAL(t_alloc(ro, T_MIB, 0, 0, &a), -EBADF);
+	CU_ASSERT_EQUAL(t_alloc(ro, T_MIB, -1, SYSHAX_BUF_ALLOW_SMALL |
+				SYSHAX_BUF_ALLOW_REMOTE, &a), -EBADF);
+	mem = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	CU_ASSERT_FATAL(mem != MAP_FAILED);
+	memset(&r, 0, sizeof(r));
+	r.addr = (uintptr_t)mem;
+	r.size = 8192;
+	CU_ASSERT_EQUAL(t_ioctl(ro, SYSHAX_IOC_BUF_REGISTER, &r), -EBADF);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+	/*
+	 * Import pins nothing more: allowed. No mapping through this fd: the
+	 * kernel makes its shared mappings private ones, which syshax refuses.
+	 */
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, T_MIB, 0, 0, &a), 0);
+	p = t_map(g_fd, a.mmap_offset, 4096);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	d = t_export(g_fd, a.handle, SYSHAX_EXPORT_CLOEXEC);
+	CU_ASSERT_FATAL(d >= 0);
+	CU_ASSERT_EQUAL_FATAL(t_import(ro, d, &im), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before + T_MIB);
+	errno = 0;
+	CU_ASSERT_PTR_NULL(t_map(ro, im.mmap_offset, 4096));
+	CU_ASSERT_EQUAL(errno, EACCES);
+	errno = 0;
+	CU_ASSERT_EQUAL(mmap(NULL, 4096, PROT_READ, MAP_SHARED, ro,
+			     (off_t)im.mmap_offset), MAP_FAILED);
+	CU_ASSERT_EQUAL(errno, EINVAL);
+	CU_ASSERT_EQUAL(t_free(ro, im.handle), 0);
+	close(d);
+	CU_ASSERT_EQUAL(munmap(p, 4096), 0);
+	CU_ASSERT_EQUAL(munmap(mem, 8192), 0);
+	CU_ASSERT_EQUAL(close(ro), 0);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+}
+
+/*
+ * 32-bit callers are refused (-EOPNOTSUPP): a 32-bit program (compat32,
+ * x86 only) opens the device, and gets a 64-bit parent's fd with a buffer
+ * at handle 1 to ioctl and mmap2.
+ */
+static void test_compat32(void)
+{
+#if defined(__x86_64__)
+	const char *prog = "/bin/compat32";	/* a VM_FILES entry */
+	struct syshax_buf_alloc_args a;
+	int status, fd;
+	pid_t pid;
+
+	if (access(prog, X_OK)) {
+		t_skip("no 32-bit helper compat32");
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		/* A fresh fd: its first buffer gets handle 1. */
+		fd = open(T_DEV, O_RDWR);
+		if (fd < 0 || t_alloc(fd, T_MIB, -1, SYSHAX_BUF_ALLOW_SMALL |
+				      SYSHAX_BUF_ALLOW_REMOTE, &a) ||
+		    a.handle != 1 || dup2(fd, 3) != 3)
+			_exit(100);
+		execl(prog, "compat32", (char *)NULL);
+		_exit(101);
+	}
+	CU_ASSERT_EQUAL_FATAL(waitpid(pid, &status, 0), pid);
+	CU_ASSERT(WIFEXITED(status));
+	CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
+#else
+	printf("\n*** SKIP compat32: 32-bit refusal is tested on x86-64 ***\n");
+#endif
+}
+
+/*
  * hugetlbfs memory from libhugetlbfs, registered: writes through either
  * mapping show in the other.
  */
@@ -939,6 +1072,9 @@ int main(void)
 		{ "rlimit_unprivileged", test_rlimit_unprivileged },
 		{ "memcg", test_memcg },
 		{ "errnos", test_errnos },
+		{ "handle_reuse", test_handle_reuse },
+		{ "rdonly_fd", test_rdonly_fd },
+		{ "compat32", test_compat32 },
 		{ "register_hugetlbfs", test_register_hugetlbfs },
 		{ "concurrent", test_concurrent },
 	};

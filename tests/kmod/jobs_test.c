@@ -397,6 +397,93 @@ static void t_engine_map(void)
 	close(mon);
 }
 
+/* A freed handle is not reused at once: SUBMIT naming it fails. */
+static void t_stale_handle_submit(void)
+{
+	struct syshax_buf_alloc_args a, b, c;
+	struct syshax_job job;
+	int cl = t_fd();
+	unsigned long long queued = t_stats(cl).jobs_submitted;
+
+	a = t_buf(cl);
+	c = t_buf(cl);
+	CU_ASSERT_EQUAL(t_free(cl, a.handle), 0);
+	b = t_buf(cl);
+	CU_ASSERT_NOT_EQUAL(b.handle, a.handle);
+	t_copy(&job, a.handle, c.handle, 1);
+	CU_ASSERT_EQUAL(t_submit(cl, &job, 1), -EBADF);
+	t_copy(&job, c.handle, a.handle, 1);
+	CU_ASSERT_EQUAL(t_submit(cl, &job, 1), -EBADF);
+	CU_ASSERT_EQUAL(t_stats(cl).jobs_submitted, queued);
+	CU_ASSERT_EQUAL(t_free(cl, b.handle), 0);
+	CU_ASSERT_EQUAL(t_free(cl, c.handle), 0);
+	close(cl);
+}
+
+/*
+ * ENGINE_MAP after the engine freed its own handle for the buffer: a new
+ * offset, and the old one maps nothing (not the engine's next buffer).
+ */
+static void t_engine_map_stale(void)
+{
+	struct syshax_buf_alloc_args src, dst, own;
+	struct syshax_engine_map_args m = { 0 }, m2 = { 0 };
+	struct syshax_stats_args st0;
+	struct syshax_engine_job ej;
+	struct syshax_completion c;
+	struct syshax_job job;
+	unsigned long long tok;
+	int mon = t_fd(), cl = t_fd(), eng = t_engine();
+	unsigned char *p, *q;
+
+	st0 = t_stats(mon);
+	src = t_buf(cl);
+	dst = t_buf(cl);
+	p = mmap(NULL, T_BUF_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, cl,
+		 src.mmap_offset);
+	CU_ASSERT_FATAL(p != MAP_FAILED);
+	memset(p, 0x3c, 4096);
+	t_copy(&job, src.handle, dst.handle, 9);
+	CU_ASSERT_EQUAL_FATAL(t_submit(cl, &job, 1), 1);
+	CU_ASSERT_EQUAL_FATAL(t_fetch(eng, &ej, 1, 1000000000), 1);
+
+	m.id = src.id;
+	CU_ASSERT_EQUAL_FATAL(t_ioctl(eng, SYSHAX_IOC_ENGINE_MAP, &m), 0);
+	/* The engine frees the handle behind the offset, allocates its own. */
+	CU_ASSERT_EQUAL(t_free(eng, (uint32_t)(m.mmap_offset >> 40)), 0);
+	own = t_buf(eng);
+	CU_ASSERT_NOT_EQUAL(own.mmap_offset, m.mmap_offset);
+	q = mmap(NULL, m.size, PROT_READ, MAP_SHARED, eng, m.mmap_offset);
+	CU_ASSERT_EQUAL(q, MAP_FAILED);
+	CU_ASSERT_EQUAL(errno, EINVAL);
+	if (q != MAP_FAILED)
+		munmap(q, m.size);
+	/* Mapping the buffer again gives a live offset to the client's bytes. */
+	m2.id = src.id;
+	CU_ASSERT_EQUAL_FATAL(t_ioctl(eng, SYSHAX_IOC_ENGINE_MAP, &m2), 0);
+	CU_ASSERT_NOT_EQUAL(m2.mmap_offset, m.mmap_offset);
+	CU_ASSERT_NOT_EQUAL(m2.mmap_offset, own.mmap_offset);
+	q = mmap(NULL, m2.size, PROT_READ, MAP_SHARED, eng, m2.mmap_offset);
+	CU_ASSERT_FATAL(q != MAP_FAILED);
+	CU_ASSERT_EQUAL(q[0], 0x3c);
+	CU_ASSERT_EQUAL(q[4095], 0x3c);
+	munmap(q, m2.size);
+
+	tok = ej.token;
+	CU_ASSERT_EQUAL(t_complete(eng, &tok, 1, 0), 1);
+	CU_ASSERT_EQUAL(t_wait(cl, &c, 1, 1, 1000000000), 1);
+	/* The map's handle went with the job; the engine's own one stays. */
+	CU_ASSERT_EQUAL(t_free(eng, (uint32_t)(m2.mmap_offset >> 40)), -EBADF);
+	CU_ASSERT_EQUAL(t_free(eng, own.handle), 0);
+	munmap(p, T_BUF_SIZE);
+	CU_ASSERT_EQUAL(t_free(cl, src.handle), 0);
+	CU_ASSERT_EQUAL(t_free(cl, dst.handle), 0);
+	CU_ASSERT_EQUAL(t_stats(mon).pinned_bytes, st0.pinned_bytes);
+	close(eng);
+	close(cl);
+	close(mon);
+}
+
 /* max_jobs_ctx: a partial submit, then -EAGAIN until completions are
  * reaped. */
 static void t_queue_limit(void)
@@ -559,6 +646,8 @@ int main(void)
 		{ "client close with queued jobs", t_client_close_queued },
 		{ "client close with held jobs", t_client_close_inflight },
 		{ "engine map", t_engine_map },
+		{ "engine map after the engine freed it", t_engine_map_stale },
+		{ "stale handle in a job", t_stale_handle_submit },
 		{ "queue limit", t_queue_limit },
 		{ "sysfs job counters", t_sysfs_counters },
 		{ "bad pointers lose no job", t_faults },

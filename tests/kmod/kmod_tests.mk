@@ -15,3 +15,19 @@ $(B)/tests/kmod/vfio_test: $(B)/tests/kmod/vfio_test.o
 
 ALL	+= $(KMOD_TESTS)
 VM_BINS	+= $(KMOD_TESTS)
+
+# tests/kmod/compat32: a 32-bit x86 program buf_test runs in the VM to see
+# 32-bit callers refused. No libc (no i386 libc is installed): freestanding,
+# raw system calls; uapi/syshax.h's asm/ headers are the same for i386.
+ifneq ($(filter x86_64-%,$(shell $(CC) -dumpmachine)),)
+KMOD_COMPAT32 := $(B)/tests/kmod/compat32
+
+$(KMOD_COMPAT32): tests/kmod/compat32.c uapi/syshax.h
+	@mkdir -p $(dir $@)
+	$(CC) -m32 -std=c11 $(WARN) -O2 -ffreestanding -nostdlib -static \
+		-fno-pic -no-pie -fno-stack-protector -I$(CURDIR)/uapi \
+		-idirafter /usr/include/x86_64-linux-gnu -o $@ $<
+
+ALL	+= $(KMOD_COMPAT32)
+VM_FILES += $(KMOD_COMPAT32)
+endif
