@@ -66,11 +66,26 @@ $(SHRT_UTS): $(B)/tests/unit/%: $(B)/tests/unit/%.o $(SHRT_A)
 
 $(SHRT_UTS:%=%.o): CPPFLAGS_tests += -I$(CURDIR)/runtime/include
 
-.PHONY: check-runtime
-check-runtime: $(SHRT_UTS)
-	@for t in $(SHRT_UTS); do timeout 120 $$t || exit 1; done
+# The library's checks that need a backend: a private userspace broker in a
+# thread (daemon/broker/broker.mk is read before this file).
+SHRT_DAEMON_UT := $(B)/tests/unit/rt_daemon_ut
 
-ALL	+= $(SHRT_UTS)
+$(SHRT_DAEMON_UT): $(B)/tests/unit/rt_daemon_ut.o $(SHXD_BROKER_OBJS) $(SHRT_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(SHXD_BROKER_LIBS) \
+		$(shell $(PKG_CONFIG) --libs cunit) -pthread
+
+$(SHRT_DAEMON_UT).o: CPPFLAGS_tests += -I$(CURDIR)/daemon/broker \
+	-I$(CURDIR)/runtime/include
+
+# UBSan's reports stop the SAN=1 run: an overflow fails the test.
+.PHONY: check-runtime
+check-runtime: $(SHRT_UTS) $(SHRT_DAEMON_UT)
+	@for t in $(SHRT_UTS) $(SHRT_DAEMON_UT); do \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+			timeout 120 $$t || exit 1; \
+	done
+
+ALL	+= $(SHRT_UTS) $(SHRT_DAEMON_UT)
 CHECKS	+= check-runtime
 
 # make install into a scratch DESTDIR, then build a program against it with

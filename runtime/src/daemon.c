@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -209,28 +211,29 @@ static int d_stats(struct syshax *sh, struct syshax_stats_args *st)
 	return call(sh, SYSHAX_IOC_STATS, st, sizeof(*st));
 }
 
-/* Keeps the memfd of a new handle (owns fd from here on). */
-static int keep_fd(struct syshax *sh, uint32_t handle, int fd)
+/* Keeps the memfd and size of a new handle (owns fd from here on). */
+static int keep_fd(struct syshax *sh, uint32_t handle, int fd, uint64_t size)
 {
 	int ret = 0;
 
 	pthread_mutex_lock(&sh->fd_lock);
 	if (handle >= sh->nr_buf_fds) {
 		uint32_t n = handle * 2 + 16, i;
-		int *p = realloc(sh->buf_fds, n * sizeof(*p));
+		struct shrt_buf_fd *p = realloc(sh->buf_fds, n * sizeof(*p));
 
 		if (!p) {
 			ret = -ENOMEM;
 			goto out;
 		}
 		for (i = sh->nr_buf_fds; i < n; i++)
-			p[i] = -1;
+			p[i] = (struct shrt_buf_fd){ .fd = -1 };
 		sh->buf_fds = p;
 		sh->nr_buf_fds = n;
 	}
-	if (sh->buf_fds[handle] >= 0)
-		close(sh->buf_fds[handle]);
-	sh->buf_fds[handle] = fd;
+	if (sh->buf_fds[handle].fd >= 0)
+		close(sh->buf_fds[handle].fd);
+	sh->buf_fds[handle].fd = fd;
+	sh->buf_fds[handle].size = size;
 out:
 	pthread_mutex_unlock(&sh->fd_lock);
 	if (ret)
@@ -246,7 +249,8 @@ out:
  */
 
 /* After a failure to keep the fd, the handle must not outlive it. */
-static int keep_or_free_locked(struct syshax *sh, uint32_t handle, int fd)
+static int keep_or_free_locked(struct syshax *sh, uint32_t handle, int fd,
+			       uint64_t size)
 {
 	struct syshax_buf_free_args f = { .handle = handle };
 	int ret;
@@ -254,7 +258,7 @@ static int keep_or_free_locked(struct syshax *sh, uint32_t handle, int fd)
 	if (fd < 0)
 		ret = -EPROTO;
 	else
-		ret = keep_fd(sh, handle, fd);
+		ret = keep_fd(sh, handle, fd, size);
 	if (ret)
 		call_locked(sh, SYSHAX_IOC_BUF_FREE, &f, sizeof(f));
 	return ret;
@@ -271,7 +275,7 @@ static int d_buf_alloc(struct syshax *sh, struct syshax_buf_alloc_args *a)
 	pthread_mutex_lock(&sh->req_lock);
 	ret = rpc_locked(sh, &r);
 	if (ret >= 0)
-		ret = keep_or_free_locked(sh, a->handle, r.fd_out);
+		ret = keep_or_free_locked(sh, a->handle, r.fd_out, a->size);
 	pthread_mutex_unlock(&sh->req_lock);
 	return ret;
 }
@@ -285,9 +289,9 @@ static int d_buf_free(struct syshax *sh, uint32_t handle)
 	ret = call_locked(sh, SYSHAX_IOC_BUF_FREE, &f, sizeof(f));
 	if (ret >= 0) {
 		pthread_mutex_lock(&sh->fd_lock);
-		if (handle < sh->nr_buf_fds && sh->buf_fds[handle] >= 0) {
-			close(sh->buf_fds[handle]);
-			sh->buf_fds[handle] = -1;
+		if (handle < sh->nr_buf_fds && sh->buf_fds[handle].fd >= 0) {
+			close(sh->buf_fds[handle].fd);
+			sh->buf_fds[handle].fd = -1;
 		}
 		pthread_mutex_unlock(&sh->fd_lock);
 	}
@@ -334,22 +338,28 @@ static int d_buf_import(struct syshax *sh, struct syshax_buf_import_args *i)
 	ret = rpc_locked(sh, &r);
 	if (ret >= 0) {
 		fd = fcntl(i->fd, F_DUPFD_CLOEXEC, 0);
-		ret = keep_or_free_locked(sh, i->handle, fd);
+		ret = keep_or_free_locked(sh, i->handle, fd, i->size);
 	}
 	pthread_mutex_unlock(&sh->req_lock);
 	return ret;
 }
 
+/* A memfd maps past its end and faults there (SIGBUS): only the size the
+ * broker gave for the handle is mapped, any other is -EINVAL. */
 static int d_buf_mmap(struct syshax *sh, const struct syshax_buffer *buf,
 		      void **addr)
 {
+	struct shrt_buf_fd *b;
 	void *p = MAP_FAILED;
 	int err = EBADF;
 
 	pthread_mutex_lock(&sh->fd_lock);
-	if (buf->handle < sh->nr_buf_fds && sh->buf_fds[buf->handle] >= 0) {
+	b = buf->handle < sh->nr_buf_fds ? &sh->buf_fds[buf->handle] : NULL;
+	if (b && b->fd >= 0 && b->size != buf->size) {
+		err = EINVAL;
+	} else if (b && b->fd >= 0) {
 		p = mmap(NULL, buf->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 sh->buf_fds[buf->handle], 0);
+			 b->fd, 0);
 		err = errno;
 	}
 	pthread_mutex_unlock(&sh->fd_lock);
@@ -382,15 +392,52 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* When a wait of timeout_ns ends: -1 for never, saturating at INT64_MAX
+ * (a timeout of INT64_MAX is as good as forever). */
+static int64_t deadline_ns(int64_t timeout_ns)
+{
+	int64_t now;
+
+	if (timeout_ns < 0)
+		return -1;
+	now = now_ns();
+	return timeout_ns > INT64_MAX - now ? INT64_MAX : now + timeout_ns;
+}
+
+/*
+ * How many bytes from p on the caller's memory takes, up to len, found
+ * without a fault: the kernel writes one byte of each 4 KiB piece
+ * (getrandom()) or says EFAULT. A message received into memory that faults
+ * is gone, so replies that cannot go back (completions, fetched jobs) go
+ * only where this said yes, as the module's copy_to_user() leaves them
+ * queued. Linux pages are 4 KiB or more: one byte stands for its piece.
+ */
+static size_t writable_len(void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p, q;
+
+	if (len > UINTPTR_MAX - a)
+		len = UINTPTR_MAX - a;
+	for (q = a; q - a < len; q = (q | 4095) + 1) {
+		/* EAGAIN (no entropy yet) tells nothing: assume writable. */
+		if (getrandom((void *)q, 1, GRND_NONBLOCK) < 0 &&
+		    errno == EFAULT)
+			return q - a;
+		if (q > UINTPTR_MAX - 4096)
+			break;
+	}
+	return len;
+}
+
 /* Completions are one message each on the event socket, so several threads
  * may reap at once and the fd is readable exactly when one is ready. */
 static int reap(struct syshax *sh, struct syshax_wait_args *w)
 {
 	struct syshax_completion *cpls = (void *)(uintptr_t)w->cpls;
-	int64_t end = w->timeout_ns < 0 ? -1 : now_ns() + w->timeout_ns;
+	int64_t end = deadline_ns(w->timeout_ns);
 	struct mmsghdr mm[64];
 	struct iovec iov[64];
-	unsigned int got = 0, i;
+	unsigned int got = 0, ok = 0, i;
 
 	if (!w->max || w->min > w->max || w->flags || w->pad)
 		return -EINVAL;
@@ -402,6 +449,15 @@ static int reap(struct syshax *sh, struct syshax_wait_args *w)
 
 		if (want > 64)
 			want = 64;
+		/* Slots [0, ok) are known writable. */
+		if (ok < got + want)
+			ok += (unsigned int)(writable_len(&cpls[ok],
+					(size_t)(got + want - ok) * sizeof(*cpls)) /
+					sizeof(*cpls));
+		if (ok == got)
+			return got ? (int)got : -EFAULT;
+		if (want > ok - got)
+			want = ok - got;
 		memset(mm, 0, sizeof(mm));
 		for (i = 0; i < want; i++) {
 			iov[i].iov_base = &cpls[got + i];
@@ -478,6 +534,15 @@ static int d_engine_fetch(struct syshax *sh,
 
 	if (a.max > SHRT_MAX_FETCH)
 		a.max = SHRT_MAX_FETCH;
+	/* Jobs the broker sent cannot go back: fetch only as many as fit. */
+	if (a.max) {
+		size_t len = writable_len(r.rep_extra, (size_t)a.max *
+					  sizeof(struct syshax_engine_job));
+
+		a.max = (unsigned int)(len / sizeof(struct syshax_engine_job));
+		if (!a.max)
+			return -EFAULT;
+	}
 	r.rep_extra_max = (size_t)a.max * sizeof(struct syshax_engine_job);
 	drain_notes(sh);
 	ret = rpc(sh, &r);
@@ -534,8 +599,8 @@ static void d_close(struct syshax *sh)
 	uint32_t i;
 
 	for (i = 0; i < sh->nr_buf_fds; i++)
-		if (sh->buf_fds[i] >= 0)
-			close(sh->buf_fds[i]);
+		if (sh->buf_fds[i].fd >= 0)
+			close(sh->buf_fds[i].fd);
 	free(sh->buf_fds);
 	if (sh->evfd >= 0)
 		close(sh->evfd);

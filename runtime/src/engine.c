@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Engine calls (syshaxd's side of the job queue). */
+/* Engine calls (syshaxd's side of the job queue). A NULL pointer argument
+ * is -EINVAL before anything reaches the backend. */
 #include <errno.h>
 #include <sys/mman.h>
 
@@ -10,6 +11,8 @@ int syshax_engine_attach(struct syshax *sh, int node)
 	struct syshax_engine_attach_args a = { .node = node };
 	int ret;
 
+	if (!sh)
+		return -EINVAL;
 	ret = sh->be->engine_attach(sh, &a);
 	return ret < 0 ? ret : 0;
 }
@@ -23,12 +26,16 @@ int syshax_engine_fetch(struct syshax *sh, struct syshax_engine_job *jobs,
 		.timeout_ns = timeout_ns,
 	};
 
+	if (!sh || !jobs)
+		return -EINVAL;
 	return sh->be->engine_fetch(sh, &f);
 }
 
 int syshax_engine_map(struct syshax *sh, uint64_t id, void **addr,
 		      uint64_t *size)
 {
+	if (!sh || !addr || !size)
+		return -EINVAL;
 	return sh->be->engine_map(sh, id, addr, size);
 }
 
@@ -36,7 +43,8 @@ int syshax_engine_map(struct syshax *sh, uint64_t id, void **addr,
  * the mapping only keeps the memory. */
 int syshax_engine_unmap(struct syshax *sh, void *addr, uint64_t size)
 {
-	(void)sh;
+	if (!sh || !addr)
+		return -EINVAL;
 	return munmap(addr, size) ? -errno : 0;
 }
 
@@ -44,5 +52,7 @@ int syshax_engine_complete(struct syshax *sh,
 			   const struct syshax_engine_cpl *cpls,
 			   unsigned int nr)
 {
+	if (!sh || !cpls)
+		return -EINVAL;
 	return sh->be->engine_complete(sh, cpls, nr);
 }

@@ -7,6 +7,8 @@
 
 void syshax_job_init(struct syshax_job *job, uint32_t op, uint64_t user_data)
 {
+	if (!job)
+		return;
 	memset(job, 0, sizeof(*job));
 	job->op = op;
 	job->user_data = user_data;
@@ -17,6 +19,8 @@ int syshax_job_add_ref(struct syshax_job *job, const struct syshax_buffer *buf,
 {
 	struct syshax_buf_ref *r;
 
+	if (!job || !buf)
+		return -EINVAL;
 	if (job->nr_refs >= SYSHAX_JOB_MAX_REFS)
 		return -E2BIG;
 	r = &job->refs[job->nr_refs++];
@@ -32,6 +36,8 @@ int syshax_job_copy(struct syshax_job *job, const struct syshax_buffer *src,
 		    uint64_t soff, const struct syshax_buffer *dst,
 		    uint64_t doff, uint64_t len, uint64_t user_data)
 {
+	if (!job || !src || !dst)
+		return -EINVAL;
 	syshax_job_init(job, SYSHAX_OP_COPY, user_data);
 	syshax_job_add_ref(job, src, soff, len, SYSHAX_ACCESS_READ);
 	return syshax_job_add_ref(job, dst, doff, len, SYSHAX_ACCESS_WRITE);
@@ -39,10 +45,13 @@ int syshax_job_copy(struct syshax_job *job, const struct syshax_buffer *src,
 
 int syshax_job_params(struct syshax_job *job, const void *params, size_t size)
 {
+	if (!job || (!params && size))
+		return -EINVAL;
 	if (size > sizeof(job->params))
 		return -E2BIG;
 	memset(job->params, 0, sizeof(job->params));
-	memcpy(job->params, params, size);
+	if (size)
+		memcpy(job->params, params, size);
 	return 0;
 }
 
@@ -80,8 +89,11 @@ static int submit_chunk(struct syshax *sh, const void *jobs,
 int syshax_submit(struct syshax *sh, const struct syshax_job *jobs,
 		  unsigned int nr)
 {
-	unsigned int max = sh->ver.max_submit ? sh->ver.max_submit : nr;
+	unsigned int max;
 
+	if (!sh || !jobs)
+		return -EINVAL;
+	max = sh->ver.max_submit ? sh->ver.max_submit : nr;
 	return __shrt_chunked(sh, submit_chunk, jobs, nr, max);
 }
 
@@ -95,5 +107,7 @@ int syshax_wait(struct syshax *sh, struct syshax_completion *cpls,
 		.timeout_ns = timeout_ns,
 	};
 
+	if (!sh || !cpls)
+		return -EINVAL;
 	return sh->be->wait(sh, &w);
 }

@@ -68,12 +68,22 @@ static int k_buf_import(struct syshax *sh, struct syshax_buf_import_args *i)
 	return kcall(sh, SYSHAX_IOC_BUF_IMPORT, i);
 }
 
+/* The module maps a part of a buffer too: only the whole one, at the size
+ * and offset BUF_INFO gives, is syshax_buf_map()'s (else -EINVAL). */
 static int k_buf_mmap(struct syshax *sh, const struct syshax_buffer *buf,
 		      void **addr)
 {
-	void *p = mmap(NULL, buf->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       sh->fd, (off_t)buf->mmap_offset);
+	struct syshax_buf_info_args i = { .handle = buf->handle };
+	void *p;
+	int ret;
 
+	ret = kcall(sh, SYSHAX_IOC_BUF_INFO, &i);
+	if (ret < 0)
+		return ret;
+	if (i.size != buf->size || i.mmap_offset != buf->mmap_offset)
+		return -EINVAL;
+	p = mmap(NULL, buf->size, PROT_READ | PROT_WRITE, MAP_SHARED, sh->fd,
+		 (off_t)buf->mmap_offset);
 	if (p == MAP_FAILED)
 		return -errno;
 	*addr = p;

@@ -104,22 +104,29 @@ void syshax_close(struct syshax *sh)
 	free(sh);
 }
 
+/* No handle, no backend: SYSHAX_BACKEND_AUTO, which no open handle has. */
 enum syshax_backend syshax_backend(const struct syshax *sh)
 {
-	return sh->kind;
+	return sh ? sh->kind : SYSHAX_BACKEND_AUTO;
 }
 
 int syshax_fd(const struct syshax *sh)
 {
+	if (!sh)
+		return -EINVAL;
 	return sh->evfd;
 }
 
 int syshax_version(struct syshax *sh, struct syshax_version_args *v)
 {
+	if (!sh || !v)
+		return -EINVAL;
 	return sh->be->version(sh, v);
 }
 
 int syshax_stats(struct syshax *sh, struct syshax_stats_args *st)
 {
+	if (!sh || !st)
+		return -EINVAL;
 	return sh->be->stats(sh, st);
 }

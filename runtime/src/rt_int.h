@@ -37,6 +37,13 @@ struct shrt_backend {
 	void (*close)(struct syshax *sh);
 };
 
+/* What the daemon backend keeps of each handle: the memfd (or -1) and the
+ * size the broker gave for it, the only size syshax_buf_map() maps. */
+struct shrt_buf_fd {
+	int fd;
+	uint64_t size;
+};
+
 struct syshax {
 	const struct shrt_backend *be;
 	enum syshax_backend kind;
@@ -47,7 +54,7 @@ struct syshax {
 	/* Daemon backend only. */
 	pthread_mutex_t req_lock;	/* one request/reply at a time */
 	pthread_mutex_t fd_lock;	/* buf_fds */
-	int *buf_fds;			/* memfd of each handle, or -1 */
+	struct shrt_buf_fd *buf_fds;	/* by handle */
 	uint32_t nr_buf_fds;
 	uint32_t reaped;		/* atomic: for shrt_req.reaped */
 };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* syshax_strerror(): what an errno means when a sysHAX call returns it. */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "rt_int.h"
@@ -24,6 +25,9 @@ const char *syshax_strerror(int err)
 	const char *msg;
 	size_t i;
 
+	/* -err or err: both name the errno. INT_MIN has no positive twin. */
+	if (err == INT_MIN)
+		return "Unknown error";
 	if (err < 0)
 		err = -err;
 	for (i = 0; i < sizeof(g_msgs) / sizeof(g_msgs[0]); i++)

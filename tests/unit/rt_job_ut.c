@@ -85,12 +85,42 @@ static void t_copy(void)
 	CU_ASSERT_EQUAL(syshax_job_check(&job, t_lookup, NULL), -ERANGE);
 }
 
+/* NULL pointers: -EINVAL and the job untouched; init of NULL does nothing. */
+static void t_null_args(void)
+{
+	struct syshax_job job;
+	uint32_t p = 7;
+
+	syshax_job_init(NULL, SYSHAX_OP_NOP, 1);
+	syshax_job_init(&job, SYSHAX_OP_NOP, 1);
+	CU_ASSERT_EQUAL(syshax_job_add_ref(NULL, &g_src, 0, 1,
+					   SYSHAX_ACCESS_READ), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_job_add_ref(&job, NULL, 0, 1,
+					   SYSHAX_ACCESS_READ), -EINVAL);
+	CU_ASSERT_EQUAL(job.nr_refs, 0);
+	CU_ASSERT_EQUAL(syshax_job_copy(NULL, &g_src, 0, &g_dst, 0, 1, 2),
+			-EINVAL);
+	CU_ASSERT_EQUAL(syshax_job_copy(&job, NULL, 0, &g_dst, 0, 1, 2),
+			-EINVAL);
+	CU_ASSERT_EQUAL(syshax_job_copy(&job, &g_src, 0, NULL, 0, 1, 2),
+			-EINVAL);
+	CU_ASSERT_EQUAL(job.op, SYSHAX_OP_NOP);
+	CU_ASSERT_EQUAL(job.nr_refs, 0);
+	CU_ASSERT_EQUAL(syshax_job_params(NULL, &p, sizeof(p)), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_job_params(&job, NULL, sizeof(p)), -EINVAL);
+	/* No params at all is fine: they are zeroed. */
+	CU_ASSERT_EQUAL(syshax_job_params(&job, &p, sizeof(p)), 0);
+	CU_ASSERT_EQUAL(syshax_job_params(&job, NULL, 0), 0);
+	CU_ASSERT_EQUAL(job.params[0], 0);
+}
+
 int main(void)
 {
 	static const struct t_test tests[] = {
 		{ "init zeroes the job", t_init_zeroes },
 		{ "add_ref fills refs, -E2BIG when full", t_add_ref },
 		{ "copy builds a valid COPY", t_copy },
+		{ "NULL arguments: -EINVAL", t_null_args },
 	};
 
 	return T_RUN_SUITE("job builders", NULL, NULL, tests);

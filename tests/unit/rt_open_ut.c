@@ -141,10 +141,50 @@ static void t_not_syshaxd(void)
 	unlink(path);
 }
 
+/* A NULL handle is -EINVAL (or no backend) in every call, with none open:
+ * nothing may be touched through it. */
+static void t_null_handle(void)
+{
+	struct syshax_buffer b = { .size = 4096 };
+	struct syshax_version_args v;
+	struct syshax_stats_args st;
+	struct syshax_buf_info_args info;
+	struct syshax_engine_job ej;
+	struct syshax_engine_cpl ec = { 0 };
+	struct syshax_completion cpl;
+	struct syshax_job job;
+	uint64_t size;
+	void *addr;
+
+	syshax_close(NULL);
+	CU_ASSERT_EQUAL(syshax_backend(NULL), SYSHAX_BACKEND_AUTO);
+	CU_ASSERT_EQUAL(syshax_fd(NULL), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_version(NULL, &v), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_stats(NULL, &st), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_buf_alloc(NULL, 4096, -1, 0, &b), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_buf_map(NULL, &b), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_buf_unmap(NULL, &b), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_buf_free(NULL, &b), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_buf_register(NULL, &v, 4096, 0, &b), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_buf_export(NULL, &b, 0), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_buf_import(NULL, 0, &b), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_buf_info(NULL, &b, &info), -EINVAL);
+	CU_ASSERT_EQUAL(b.size, 4096);
+	syshax_job_init(&job, SYSHAX_OP_NOP, 1);
+	CU_ASSERT_EQUAL(syshax_submit(NULL, &job, 1), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_wait(NULL, &cpl, 1, 1, 0), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_engine_attach(NULL, -1), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_engine_fetch(NULL, &ej, 1, 0), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_engine_map(NULL, 1, &addr, &size), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_engine_unmap(NULL, &v, 4096), -EINVAL);
+	CU_ASSERT_EQUAL(syshax_engine_complete(NULL, &ec, 1), -EINVAL);
+}
+
 int main(void)
 {
 	static const struct t_test tests[] = {
 		{ "bad options: -EINVAL", t_bad_opts },
+		{ "NULL handle: -EINVAL", t_null_handle },
 		{ "missing path: -ENOENT", t_missing },
 		{ "nobody listening: -ECONNREFUSED", t_refused },
 		{ "socket path too long: -ENAMETOOLONG", t_too_long },

@@ -5,7 +5,10 @@
  * A struct syshax is one open backend: the kernel module (/dev/syshax) or the
  * userspace broker (syshaxd's unix socket). Both give the same semantics and
  * the same errors. Every call returns 0 (or a count / fd) on success and a
- * negative errno on failure; errno is not used, nothing is printed.
+ * negative errno on failure; errno is not used, nothing is printed. A NULL
+ * for any pointer argument is -EINVAL, before the backend hears of it
+ * (syshax_close(NULL) and syshax_job_init(NULL, ...) do nothing,
+ * syshax_backend(NULL) is SYSHAX_BACKEND_AUTO).
  *
  *	struct syshax *sh;
  *	struct syshax_buffer kv;
@@ -81,7 +84,8 @@ struct syshax_buffer {
 /* size bytes on NUMA node (or -1: the caller's), flags SYSHAX_BUF_ALLOW_*. */
 int syshax_buf_alloc(struct syshax *sh, uint64_t size, int node,
 		     unsigned int flags, struct syshax_buffer *buf);
-/* Maps the whole buffer read-write, shared; sets buf->addr. Idempotent. */
+/* Maps the whole buffer read-write, shared; sets buf->addr. Idempotent.
+ * -EINVAL when buf->size is not the size the backend gave for the handle. */
 int syshax_buf_map(struct syshax *sh, struct syshax_buffer *buf);
 int syshax_buf_unmap(struct syshax *sh, struct syshax_buffer *buf);
 /* Unmaps (if mapped) and drops the handle; the memory lives on while jobs,
@@ -141,7 +145,8 @@ static inline uint32_t syshax_f32_bits(float f)
 int syshax_submit(struct syshax *sh, const struct syshax_job *jobs,
 		  unsigned int nr);
 /* Waits for at least min completions (timeout_ns < 0: forever), copies up
- * to max; returns the number copied, or -ETIMEDOUT / -EINTR when none. */
+ * to max; returns the number copied, or -ETIMEDOUT / -EINTR when none.
+ * -EFAULT when cpls is not writable: the completions stay queued. */
 int syshax_wait(struct syshax *sh, struct syshax_completion *cpls,
 		unsigned int min, unsigned int max, int64_t timeout_ns);
 
