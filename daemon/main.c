@@ -30,10 +30,12 @@ static volatile sig_atomic_t g_stop;
 static struct shxd_cpu *g_cpu;
 static atomic_uint g_attached;
 static unsigned int g_engines;
+static _Thread_local bool tl_attached;
 
 /* systemd Type=notify: ready once every engine thread is attached. */
 static void engine_attached(void)
 {
+	tl_attached = true;
 	if (atomic_fetch_add(&g_attached, 1) + 1 == g_engines)
 		sd_notify(0, "READY=1");
 }
@@ -43,7 +45,10 @@ struct engine_thread {
 	struct shxd_engine_conf conf;
 	int ret;
 	bool started;
-	bool fatal;	/* an engine error ends the daemon */
+	/* Any engine error ends the daemon, not only one before attaching
+	 * (a daemon short of a configured engine would only time jobs out,
+	 * and Restart=on-failure would never see it). */
+	bool fatal;
 };
 
 static void on_signal(int sig)
@@ -71,7 +76,7 @@ static void *engine_main(void *arg)
 	struct engine_thread *t = arg;
 
 	t->ret = shxd_engine_run(&t->conf, &g_stop);
-	if (t->ret && t->fatal)
+	if (t->ret && (t->fatal || !tl_attached))
 		g_stop = 1;
 	return NULL;
 }
@@ -153,6 +158,12 @@ static int run_broker(const struct shxd_config *cfg, struct engine_thread *t,
 	int ret, eret;
 
 	ret = shxd_broker_create(&bc, &b);
+	if (ret == -ENOTSOCK) {
+		shxd_log(LOG_ERR, "broker: %s exists and is not a socket; "
+			 "not replacing it", bc.socket_path ?
+			 bc.socket_path : "the default socket path");
+		return ret;
+	}
 	if (ret) {
 		shxd_log(LOG_ERR, "broker: %s: %s",
 			 bc.socket_path ? bc.socket_path : "(default socket)",
@@ -161,6 +172,13 @@ static int run_broker(const struct shxd_config *cfg, struct engine_thread *t,
 	}
 	/* Engines may still be connecting when b is gone. */
 	snprintf(path, sizeof(path), "%s", shxd_broker_path(b));
+	if (shxd_broker_made_dir(b)) {
+		char dir[sizeof(path)];
+
+		snprintf(dir, sizeof(dir), "%s", path);
+		shxd_log(LOG_INFO, "broker: created directory %s",
+			 dirname(dir));
+	}
 	shxd_log(LOG_INFO, "broker listening on %s (%u engine threads)",
 		 path, n);
 	if (n) {

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/sockios.h>
 
 #include "broker_int.h"
 #include "cpl_check.h"
@@ -246,6 +248,16 @@ int bk_attach(struct shxd_broker *b, struct bk_conn *c,
 	return 0;
 }
 
+/* now + timeout_ns; -1 (none) when negative or past what int64 holds. */
+static int64_t fetch_deadline(int64_t timeout_ns)
+{
+	int64_t now = bk_now_ns();
+
+	if (timeout_ns < 0 || timeout_ns > INT64_MAX - now)
+		return -1;
+	return now + timeout_ns;
+}
+
 void bk_fetch(struct shxd_broker *b, struct bk_conn *c,
 	      const struct syshax_engine_fetch_args *a)
 {
@@ -269,7 +281,7 @@ void bk_fetch(struct shxd_broker *b, struct bk_conn *c,
 	}
 	c->fetch_parked = 1;
 	c->fetch_max = a->max;
-	c->fetch_end = a->timeout_ns < 0 ? -1 : bk_now_ns() + a->timeout_ns;
+	c->fetch_end = fetch_deadline(a->timeout_ns);
 	c->fnext = NULL;
 	{
 		struct bk_conn **p = &b->parked;
@@ -433,6 +445,19 @@ static int queue_one(struct shxd_broker *b, struct bk_conn *c,
 	return 0;
 }
 
+/* Completions on c's event socket that its client has not read yet: the
+ * broker's own count, whatever the client claims it reaped. */
+static unsigned int ev_unread(struct bk_conn *c)
+{
+	unsigned int n;
+	int q;
+
+	if (ioctl(c->evfd, SIOCOUTQ, &q) || q < 0)
+		return c->in_sock;	/* cannot tell: credit nothing */
+	n = ((unsigned int)q + c->ev_msg_bytes - 1) / c->ev_msg_bytes;
+	return n < c->in_sock ? n : c->in_sock;
+}
+
 int bk_submit(struct shxd_broker *b, struct bk_conn *c,
 	      const struct syshax_submit_args *a, const struct syshax_job *jobs,
 	      size_t len)
@@ -443,6 +468,7 @@ int bk_submit(struct shxd_broker *b, struct bk_conn *c,
 	if (a->flags || !a->nr || a->nr > SHXD_DEF_MAX_SUBMIT ||
 	    len != (size_t)a->nr * sizeof(*jobs))
 		return -EINVAL;
+	c->in_sock = ev_unread(c);
 	for (n = 0; n < a->nr; n++) {
 		ret = queue_one(b, c, &jobs[n]);
 		if (ret)

@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/sockios.h>
 
 #include "broker_int.h"
 #include "proto.h"
@@ -323,6 +324,22 @@ static void reap_dead(struct shxd_broker *b)
 	}
 }
 
+/* What one unread message adds to SIOCOUTQ on ev (the kernel charges an
+ * unread datagram's full buffer to its sender): a completion sent to
+ * peer, measured, then read back. */
+static int ev_probe(int ev, int peer, unsigned int *bytes)
+{
+	struct syshax_completion cpl = { 0 };
+	int q = 0;
+
+	if (send(ev, &cpl, sizeof(cpl), MSG_DONTWAIT) != sizeof(cpl) ||
+	    ioctl(ev, SIOCOUTQ, &q) || q <= 0 ||
+	    recv(peer, &cpl, sizeof(cpl), MSG_DONTWAIT) != sizeof(cpl))
+		return -1;
+	*bytes = (unsigned int)q;
+	return 0;
+}
+
 static void accept_one(struct shxd_broker *b)
 {
 	struct shrt_welcome w = { SHRT_PROTO_MAGIC, SHRT_PROTO_VERSION };
@@ -353,6 +370,8 @@ static void accept_one(struct shxd_broker *b)
 		setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf,
 			   sizeof(sndbuf));
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	if (ev_probe(sv[0], sv[1], &c->ev_msg_bytes))
+		goto err;
 	c->fd = fd;
 	c->evfd = sv[0];
 	c->pid = cred.pid;
@@ -494,9 +513,6 @@ static void serve_conn(struct shxd_broker *b, struct bk_conn *c)
 			return;
 		}
 		args_len = _IOC_SIZE(req->cmd);
-		if ((size_t)n >= sizeof(*req))
-			c->in_sock -= req->reaped < c->in_sock ?
-				      req->reaped : c->in_sock;
 		if ((size_t)n < sizeof(*req) + args_len ||
 		    req->len != (size_t)n - sizeof(*req) ||
 		    (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
@@ -580,13 +596,15 @@ int shxd_broker_run(struct shxd_broker *b, volatile sig_atomic_t *stop)
  * socket is bound and listening under a temporary name in that directory
  * before it is linked to b->path, so a client that finds the path can
  * connect at once. A socket file nobody answers on is stale and replaced;
- * link() never replaces a live one that appeared meanwhile.
+ * link() never replaces a live one that appeared meanwhile; any other file
+ * at the path is left alone: -ENOTSOCK.
  */
 static int listen_path(struct shxd_broker *b)
 {
 	static unsigned int tmp_seq;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[sizeof(b->path)], *slash;
+	struct stat st;
 	int probe, n, ret;
 
 	strcpy(sa.sun_path, b->path);
@@ -594,9 +612,14 @@ static int listen_path(struct shxd_broker *b)
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = 0;
-		if (mkdir(dir, 0755) && errno != EEXIST)
+		if (!mkdir(dir, 0755))
+			b->made_dir = 1;
+		else if (errno != EEXIST)
 			return -errno;
 	}
+	/* Only a socket is ours to replace: any other file is someone's. */
+	if (!lstat(b->path, &st) && !S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
 	probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (probe < 0)
 		return -errno;
@@ -697,6 +720,11 @@ err:
 const char *shxd_broker_path(const struct shxd_broker *b)
 {
 	return b->path;
+}
+
+int shxd_broker_made_dir(const struct shxd_broker *b)
+{
+	return b->made_dir;
 }
 
 void shxd_broker_destroy(struct shxd_broker *b)

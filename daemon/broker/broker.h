@@ -31,7 +31,8 @@
 struct shxd_broker_conf {
 	/* NULL: /run/syshax/syshaxd.sock as root, else
 	 * $XDG_RUNTIME_DIR/syshax/syshaxd.sock. The directory is created
-	 * (0755) when missing; a stale socket file is replaced. */
+	 * (0755) when missing; a stale socket file is replaced, any other
+	 * file is not (-ENOTSOCK). */
 	const char *socket_path;
 	unsigned int socket_mode;	/* 0: 0666 (isolation is per client) */
 	/* Jobs a context may have queued, in flight or completed but not yet
@@ -49,11 +50,14 @@ struct shxd_broker_conf {
 struct shxd_broker;
 
 /* Binds and listens; returns 0 or -errno (-EADDRINUSE when a live broker
- * already answers on the path). */
+ * already answers on the path, -ENOTSOCK when a file other than a socket
+ * is there: it is never replaced). */
 int shxd_broker_create(const struct shxd_broker_conf *conf,
 		       struct shxd_broker **out);
 /* The socket path in use (owned by b). */
 const char *shxd_broker_path(const struct shxd_broker *b);
+/* 1 when create made the socket path's directory, else 0. */
+int shxd_broker_made_dir(const struct shxd_broker *b);
 /* Serves clients and engines in the calling thread until *stop becomes
  * non-zero (checked at least every 100 ms); returns 0 or -errno. */
 int shxd_broker_run(struct shxd_broker *b, volatile sig_atomic_t *stop);

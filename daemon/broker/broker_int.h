@@ -37,12 +37,15 @@ struct bk_conn {
 	struct shxd_membuf **handles;	/* [handle], NULL when free */
 	uint32_t nr_handles;
 
-	/* max_jobs_ctx counts nr_jobs + nr_cpls + in_sock. */
+	/* max_jobs_ctx counts nr_jobs + nr_cpls + in_sock. The client's
+	 * own reaped count is not trusted: in_sock comes from the event
+	 * socket's send queue (SIOCOUTQ), ev_msg_bytes per completion. */
 	unsigned int nr_jobs;		/* queued or held */
 	/* Completions not yet written to the event socket (a ring). */
 	struct syshax_completion *cpls;
 	unsigned int cpl_head, nr_cpls, cap_cpls;
 	unsigned int in_sock;		/* written, not yet reaped */
+	unsigned int ev_msg_bytes;	/* SIOCOUTQ of one unread message */
 	int ev_out;			/* EPOLLOUT armed on evfd */
 
 	/* Engine side. */
@@ -70,6 +73,7 @@ enum { BJ_FREE, BJ_QUEUED, BJ_HELD };
 struct shxd_broker {
 	struct shxd_broker_conf conf;
 	char path[108];
+	int made_dir;			/* create made path's directory */
 	int lfd, epfd;
 	struct bk_tag listen_tag;
 	uid_t euid;

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # syshaxd's command line and modes, end to end on the userspace backend:
 # usage and exit codes, the default mode (broker + engine) serving the
-# demo, and an engine-only daemon that ends with status 1 when its broker
-# goes away.
+# demo, an engine-only daemon that ends with status 1 when its broker goes
+# away, a socket path that is not a socket, and an engine that cannot
+# attach (exit 1).
 #   tests/daemon/cli.sh <syshaxd> <syshax-demo>
 set -u
 daemon=${1:?usage: cli.sh <syshaxd> <syshax-demo>}
 demo=${2:?usage: cli.sh <syshaxd> <syshax-demo>}
 here=$(dirname "$0")
 fails=0
+san_report='runtime error:|ERROR: AddressSanitizer|ERROR: LeakSanitizer'
 
 check() {	# check <what> <expected status> <command>...
 	local what=$1 want=$2 got
@@ -68,6 +70,39 @@ wait "$broker"
 check "broker stops cleanly on SIGTERM" 0 test $? -eq 0
 wait "$engine"
 check "engine-only exits 1 when its broker goes" 0 test $? -eq 1
+
+# A file at --socket that is not a socket is left alone: exit 1.
+echo "not a socket" >"$dir/file"
+check "a regular file at --socket: exit 1" 1 \
+	timeout 20 "$daemon" --foreground --socket "$dir/file"
+check "the file is kept" 0 grep -qx "not a socket" "$dir/file"
+timeout 20 "$daemon" --foreground --socket "$dir/file" 2>"$dir/file.log"
+check "and the log says why" 0 grep -q "$dir/file exists and is not a socket" \
+	"$dir/file.log"
+
+# The socket's missing directory is made, and logged.
+"$daemon" --foreground --no-engine --socket "$dir/new/s" 2>"$dir/new.log" &
+pid=$!
+wait_log "$dir/new.log" "listening on"
+check "a missing socket directory is logged" 0 \
+	grep -q "created directory $dir/new" "$dir/new.log"
+kill -TERM "$pid"
+wait "$pid"
+
+# An engine that cannot attach (no node 15 here) ends the daemon with 1,
+# so that Restart=on-failure sees it.
+if [ -d /sys/devices/system/node/node15 ]; then
+	echo "skip: an engine on a missing node (this host has node 15)"
+else
+	check "an engine that cannot attach: exit 1" 1 timeout 30 \
+		"$daemon" --foreground --node 15 --socket "$dir/n.sock"
+fi
+
+# Sanitizer reports of the daemons above (make SAN=1) fail the suite.
+if grep -lE "$san_report" "$dir"/*.log; then
+	echo "FAIL: sanitizer reports in the daemons' logs above"
+	fails=$((fails + 1))
+fi
 rm -rf "$dir"
 
 [ "$fails" -eq 0 ] || { echo "cli.sh: $fails failed"; exit 1; }

@@ -755,6 +755,152 @@ static void t_malformed(void)
 	syshax_close(sh);
 }
 
+/* A raw SUBMIT of n NOP jobs whose header claims reaped completions. */
+static int t_raw_submit(int fd, unsigned int n, unsigned int reaped)
+{
+	struct {
+		struct shrt_req h;
+		struct syshax_submit_args a;
+		struct syshax_job j[T_MAX_CTX];
+	} sub;
+	unsigned int i;
+
+	memset(&sub, 0, sizeof(sub));
+	sub.h.cmd = SYSHAX_IOC_SUBMIT;
+	sub.h.len = sizeof(sub.a) + n * sizeof(sub.j[0]);
+	sub.h.reaped = reaped;
+	sub.a.nr = n;
+	for (i = 0; i < n; i++)
+		syshax_job_init(&sub.j[i], SYSHAX_OP_NOP, i);
+	return t_raw_call(fd, &sub, sizeof(sub.h) + sub.h.len);
+}
+
+/* Fetches and completes every queued job; returns how many. */
+static int t_engine_drain(struct syshax *en)
+{
+	struct syshax_engine_job ej[T_MAX_CTX];
+	struct syshax_engine_cpl ec[T_MAX_CTX];
+	int n, i;
+
+	n = syshax_engine_fetch(en, ej, T_MAX_CTX, 0);
+	if (n <= 0)
+		return n;
+	for (i = 0; i < n; i++)
+		ec[i] = (struct syshax_engine_cpl){ .token = ej[i].token };
+	CU_ASSERT_EQUAL(syshax_engine_complete(en, ec, (unsigned int)n), n);
+	return n;
+}
+
+/* A client that claims it reaped what it never read gains nothing: the
+ * broker counts what is still on the event socket itself. */
+static void t_lying_reaped(void)
+{
+	struct syshax *en = t_open();
+	struct syshax_completion cpl;
+	int evfd = -1, fd = t_raw_connect(&evfd), i;
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL_FATAL(syshax_engine_attach(en, -1), 0);
+	CU_ASSERT_EQUAL(t_raw_submit(fd, T_MAX_CTX, 0), T_MAX_CTX);
+	CU_ASSERT_EQUAL(t_raw_submit(fd, 1, 0), -EAGAIN);
+	CU_ASSERT_EQUAL(t_engine_drain(en), T_MAX_CTX);
+	/* All completed and unread: the lies must not free a slot. */
+	CU_ASSERT_EQUAL(t_raw_submit(fd, 1, T_MAX_CTX), -EAGAIN);
+	CU_ASSERT_EQUAL(t_raw_submit(fd, 1, 1000000), -EAGAIN);
+	CU_ASSERT_EQUAL(t_raw_submit(fd, 1, 0xffffffffU), -EAGAIN);
+	/* Reading four, claiming none, frees four. */
+	for (i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(recv(evfd, &cpl, sizeof(cpl), MSG_DONTWAIT),
+				(ssize_t)sizeof(cpl));
+	CU_ASSERT_EQUAL(t_raw_submit(fd, 8, 0), 4);
+	CU_ASSERT_EQUAL(t_raw_submit(fd, 1, 1000), -EAGAIN);
+	close(fd);
+	close(evfd);
+	syshax_close(en);
+}
+
+/* A raw engine's fetch with the longest timeout (now + INT64_MAX would
+ * overflow: UBSAN in make SAN=1) parks until a job comes. */
+static void t_fetch_longest_timeout(void)
+{
+	struct {
+		struct shrt_req h;
+		struct syshax_engine_attach_args a;
+	} at;
+	struct {
+		struct shrt_req h;
+		struct syshax_engine_fetch_args a;
+	} f;
+	struct syshax *cl = t_open();
+	struct syshax_completion cpl;
+	struct syshax_job job;
+	struct pollfd pfd;
+	int evfd = -1, fd = t_raw_connect(&evfd);
+
+	CU_ASSERT_FATAL(fd >= 0);
+	memset(&at, 0, sizeof(at));
+	at.h.cmd = SYSHAX_IOC_ENGINE_ATTACH;
+	at.h.len = sizeof(at.a);
+	at.a.node = -1;
+	CU_ASSERT_EQUAL_FATAL(t_raw_call(fd, &at, sizeof(at)), 0);
+	memset(&f, 0, sizeof(f));
+	f.h.cmd = SYSHAX_IOC_ENGINE_FETCH;
+	f.h.len = sizeof(f.a);
+	f.a.max = 1;
+	f.a.timeout_ns = INT64_MAX;
+	CU_ASSERT_EQUAL(send(fd, &f, sizeof(f), 0), (ssize_t)sizeof(f));
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	CU_ASSERT_EQUAL(poll(&pfd, 1, 200), 0);		/* parked */
+	syshax_job_init(&job, SYSHAX_OP_NOP, 5);
+	CU_ASSERT_EQUAL(syshax_submit(cl, &job, 1), 1);
+	CU_ASSERT_EQUAL(poll(&pfd, 1, 5000), 1);
+	{
+		char buf[4096];
+		struct shrt_rep rep;
+
+		CU_ASSERT(recv(fd, buf, sizeof(buf), 0) >= (ssize_t)sizeof(rep));
+		memcpy(&rep, buf, sizeof(rep));
+		CU_ASSERT_EQUAL(rep.ret, 1);
+	}
+	close(fd);		/* the held job completes with -EPIPE */
+	close(evfd);
+	CU_ASSERT_EQUAL(syshax_wait(cl, &cpl, 1, 1, 1000000000), 1);
+	CU_ASSERT_EQUAL(cpl.status, -EPIPE);
+	syshax_close(cl);
+}
+
+/* A file at the socket path that is not a socket is someone's: the broker
+ * refuses it (-ENOTSOCK) and leaves it as it was. */
+static void t_not_a_socket(void)
+{
+	struct shxd_broker_conf c = { .engine_gid = (gid_t)-1 };
+	struct shxd_broker *b = NULL;
+	char path[160];
+	struct stat st;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/file.sock", g_dir);
+	f = fopen(path, "w");
+	CU_ASSERT_FATAL(f != NULL);
+	fputs("keep me\n", f);
+	fclose(f);
+	c.socket_path = path;
+	CU_ASSERT_EQUAL(shxd_broker_create(&c, &b), -ENOTSOCK);
+	CU_ASSERT_EQUAL(stat(path, &st), 0);
+	CU_ASSERT(S_ISREG(st.st_mode) && st.st_size == 8);
+	unlink(path);
+	/* A missing directory is made, and said so. */
+	snprintf(path, sizeof(path), "%s/made/b.sock", g_dir);
+	CU_ASSERT_EQUAL_FATAL(shxd_broker_create(&c, &b), 0);
+	CU_ASSERT_EQUAL(shxd_broker_made_dir(b), 1);
+	shxd_broker_destroy(b);
+	CU_ASSERT_EQUAL(shxd_broker_create(&c, &b), 0);
+	CU_ASSERT_EQUAL(shxd_broker_made_dir(b), 0);
+	shxd_broker_destroy(b);
+	*strrchr(path, '/') = 0;
+	CU_ASSERT_EQUAL(rmdir(path), 0);
+}
+
 /* In a child running as nobody: a client like any other, but no engine
  * (SO_PEERCRED: neither root, the broker's user nor its group). */
 static int t_as_nobody(void)
@@ -952,6 +1098,9 @@ int main(void)
 		  t_engine_fd_and_eintr },
 		{ "client gone: jobs cancelled", t_client_gone },
 		{ "malformed requests", t_malformed },
+		{ "lying about reaped counts: still -EAGAIN", t_lying_reaped },
+		{ "fetch with timeout INT64_MAX parks", t_fetch_longest_timeout },
+		{ "a file at the socket path: -ENOTSOCK", t_not_a_socket },
 		{ "engines need privilege: -EPERM", t_engine_privilege },
 		{ "broker gone: -EPIPE", t_broker_gone },
 		{ "default socket path of a user", t_defaults },

@@ -12,8 +12,10 @@ $(B)/tests/unit/broker_ut.o: CPPFLAGS_tests += -I$(CURDIR)/daemon/broker \
 	-I$(CURDIR)/runtime/include -I$(CURDIR)/runtime/src
 
 .PHONY: check-broker
+# Under make SAN=1 an undefined-behaviour report fails the run (ASan's do).
 check-broker: $(SHXD_BROKER_UT)
-	timeout 300 $(SHXD_BROKER_UT)
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		timeout 300 $(SHXD_BROKER_UT)
 
 ALL	+= $(SHXD_BROKER_UT)
 CHECKS	+= check-broker
