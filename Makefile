@@ -9,6 +9,7 @@
 #   make              userspace (library, daemon, tools, tests)
 #   make kmod         syshax.ko against KDIR (C=1 runs sparse)
 #   make check        host tests
+#   make san-check    host tests under ASan and UBSan (make SAN=1 check)
 #   make check-aarch64  Arm kernels under qemu-aarch64-static
 #   make vm-check     module tests in a QEMU guest running Debian's kernel
 #   make test         everything CI runs
@@ -70,7 +71,12 @@ check: $(CHECKS)
 vm-check: kmod $(VM_BINS) $(VM_FILES)
 	VM_FILES="$(VM_FILES)" tests/vm/run-vm.sh $(CURDIR)/syshax.ko $(VM_BINS)
 
-test: check check-aarch64 sparse-check dkms-check vm-check
+# The host tests again, built with ASan and UBSan in a folder of their own.
+.PHONY: san-check
+san-check:
+	$(MAKE) SAN=1 B=$(B)-san check
+
+test: check san-check check-aarch64 sparse-check dkms-check vm-check
 
 install: $(INSTALLS)
 
