@@ -339,56 +339,71 @@ static void t_client_close_inflight(void)
 	close(mon);
 }
 
+/* A COPY job from src to dst that the engine holds; src's first page is
+ * fill (mapped at p). */
+struct held_copy {
+	struct syshax_buf_alloc_args src, dst;
+	struct syshax_engine_job ej;
+	unsigned char *p;
+};
+
+static void hold_copy(int cl, int eng, unsigned char fill, uint64_t tag,
+		      struct held_copy *h)
+{
+	struct syshax_job job;
+
+	h->src = t_buf(cl);
+	h->dst = t_buf(cl);
+	h->p = mmap(NULL, T_BUF_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, cl,
+		    h->src.mmap_offset);
+	CU_ASSERT_FATAL(h->p != MAP_FAILED);
+	memset(h->p, fill, 4096);
+	t_copy(&job, h->src.handle, h->dst.handle, tag);
+	CU_ASSERT_EQUAL_FATAL(t_submit(cl, &job, 1), 1);
+	CU_ASSERT_EQUAL_FATAL(t_fetch(eng, &h->ej, 1, 1000000000), 1);
+}
+
 /* ENGINE_MAP: only buffers of held jobs; the mapping shows the client's
  * bytes; the engine's handle goes when the jobs complete. */
 static void t_engine_map(void)
 {
-	struct syshax_buf_alloc_args src, dst, other;
+	struct syshax_buf_alloc_args other;
 	struct syshax_engine_map_args m = { 0 };
 	struct syshax_stats_args st0, st;
-	struct syshax_engine_job ej;
 	struct syshax_completion c;
-	struct syshax_job job;
+	struct held_copy h;
 	unsigned long long tok;
 	int mon = t_fd(), cl = t_fd(), eng = t_engine();
-	unsigned char *p, *q;
+	unsigned char *q;
 
 	st0 = t_stats(mon);
-	src = t_buf(cl);
-	dst = t_buf(cl);
+	hold_copy(cl, eng, 0x5a, 7, &h);
 	other = t_buf(cl);
-	p = mmap(NULL, T_BUF_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, cl,
-		 src.mmap_offset);
-	CU_ASSERT_FATAL(p != MAP_FAILED);
-	memset(p, 0x5a, 4096);
-	t_copy(&job, src.handle, dst.handle, 7);
-	CU_ASSERT_EQUAL_FATAL(t_submit(cl, &job, 1), 1);
-	CU_ASSERT_EQUAL_FATAL(t_fetch(eng, &ej, 1, 1000000000), 1);
 
 	m.id = other.id;
 	CU_ASSERT_EQUAL(t_ioctl(eng, SYSHAX_IOC_ENGINE_MAP, &m), -EACCES);
 	m.id = 0x3fffff;
 	CU_ASSERT_EQUAL(t_ioctl(eng, SYSHAX_IOC_ENGINE_MAP, &m), -ENOENT);
-	m.id = src.id;
+	m.id = h.src.id;
 	CU_ASSERT_EQUAL_FATAL(t_ioctl(eng, SYSHAX_IOC_ENGINE_MAP, &m), 0);
-	CU_ASSERT_EQUAL(m.size, src.size);
+	CU_ASSERT_EQUAL(m.size, h.src.size);
 	q = mmap(NULL, m.size, PROT_READ, MAP_SHARED, eng, m.mmap_offset);
 	CU_ASSERT_FATAL(q != MAP_FAILED);
 	CU_ASSERT_EQUAL(q[0], 0x5a);
 	CU_ASSERT_EQUAL(q[4095], 0x5a);
 
-	tok = ej.token;
+	tok = h.ej.token;
 	CU_ASSERT_EQUAL(t_complete(eng, &tok, 1, 0), 1);
 	/* No held job names it any more. */
 	CU_ASSERT_EQUAL(t_ioctl(eng, SYSHAX_IOC_ENGINE_MAP, &m), -EACCES);
 	CU_ASSERT_EQUAL(t_wait(cl, &c, 1, 1, 1000000000), 1);
-	munmap(p, T_BUF_SIZE);
-	CU_ASSERT_EQUAL(t_free(cl, src.handle), 0);
-	CU_ASSERT_EQUAL(t_free(cl, dst.handle), 0);
+	munmap(h.p, T_BUF_SIZE);
+	CU_ASSERT_EQUAL(t_free(cl, h.src.handle), 0);
+	CU_ASSERT_EQUAL(t_free(cl, h.dst.handle), 0);
 	CU_ASSERT_EQUAL(t_free(cl, other.handle), 0);
 	/* The engine's mapping alone keeps src alive. */
 	st = t_stats(mon);
-	CU_ASSERT_EQUAL(st.pinned_bytes, st0.pinned_bytes + src.size);
+	CU_ASSERT_EQUAL(st.pinned_bytes, st0.pinned_bytes + h.src.size);
 	munmap(q, m.size);
 	st = t_stats(mon);
 	CU_ASSERT_EQUAL(st.pinned_bytes, st0.pinned_bytes);
@@ -426,28 +441,19 @@ static void t_stale_handle_submit(void)
  */
 static void t_engine_map_stale(void)
 {
-	struct syshax_buf_alloc_args src, dst, own;
+	struct syshax_buf_alloc_args own;
 	struct syshax_engine_map_args m = { 0 }, m2 = { 0 };
 	struct syshax_stats_args st0;
-	struct syshax_engine_job ej;
 	struct syshax_completion c;
-	struct syshax_job job;
+	struct held_copy h;
 	unsigned long long tok;
 	int mon = t_fd(), cl = t_fd(), eng = t_engine();
-	unsigned char *p, *q;
+	unsigned char *q;
 
 	st0 = t_stats(mon);
-	src = t_buf(cl);
-	dst = t_buf(cl);
-	p = mmap(NULL, T_BUF_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, cl,
-		 src.mmap_offset);
-	CU_ASSERT_FATAL(p != MAP_FAILED);
-	memset(p, 0x3c, 4096);
-	t_copy(&job, src.handle, dst.handle, 9);
-	CU_ASSERT_EQUAL_FATAL(t_submit(cl, &job, 1), 1);
-	CU_ASSERT_EQUAL_FATAL(t_fetch(eng, &ej, 1, 1000000000), 1);
+	hold_copy(cl, eng, 0x3c, 9, &h);
 
-	m.id = src.id;
+	m.id = h.src.id;
 	CU_ASSERT_EQUAL_FATAL(t_ioctl(eng, SYSHAX_IOC_ENGINE_MAP, &m), 0);
 	/* The engine frees the handle behind the offset, allocates its own. */
 	CU_ASSERT_EQUAL(t_free(eng, (uint32_t)(m.mmap_offset >> 40)), 0);
@@ -459,7 +465,7 @@ static void t_engine_map_stale(void)
 	if (q != MAP_FAILED)
 		munmap(q, m.size);
 	/* Mapping the buffer again gives a live offset to the client's bytes. */
-	m2.id = src.id;
+	m2.id = h.src.id;
 	CU_ASSERT_EQUAL_FATAL(t_ioctl(eng, SYSHAX_IOC_ENGINE_MAP, &m2), 0);
 	CU_ASSERT_NOT_EQUAL(m2.mmap_offset, m.mmap_offset);
 	CU_ASSERT_NOT_EQUAL(m2.mmap_offset, own.mmap_offset);
@@ -469,15 +475,15 @@ static void t_engine_map_stale(void)
 	CU_ASSERT_EQUAL(q[4095], 0x3c);
 	munmap(q, m2.size);
 
-	tok = ej.token;
+	tok = h.ej.token;
 	CU_ASSERT_EQUAL(t_complete(eng, &tok, 1, 0), 1);
 	CU_ASSERT_EQUAL(t_wait(cl, &c, 1, 1, 1000000000), 1);
 	/* The map's handle went with the job; the engine's own one stays. */
 	CU_ASSERT_EQUAL(t_free(eng, (uint32_t)(m2.mmap_offset >> 40)), -EBADF);
 	CU_ASSERT_EQUAL(t_free(eng, own.handle), 0);
-	munmap(p, T_BUF_SIZE);
-	CU_ASSERT_EQUAL(t_free(cl, src.handle), 0);
-	CU_ASSERT_EQUAL(t_free(cl, dst.handle), 0);
+	munmap(h.p, T_BUF_SIZE);
+	CU_ASSERT_EQUAL(t_free(cl, h.src.handle), 0);
+	CU_ASSERT_EQUAL(t_free(cl, h.dst.handle), 0);
 	CU_ASSERT_EQUAL(t_stats(mon).pinned_bytes, st0.pinned_bytes);
 	close(eng);
 	close(cl);
