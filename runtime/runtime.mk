@@ -70,7 +70,8 @@ $(SHRT_UTS:%=%.o): CPPFLAGS_tests += -I$(CURDIR)/runtime/include
 # thread (daemon/broker/broker.mk is read before this file).
 SHRT_DAEMON_UT := $(B)/tests/unit/rt_daemon_ut
 
-$(SHRT_DAEMON_UT): $(B)/tests/unit/rt_daemon_ut.o $(SHXD_BROKER_OBJS) $(SHRT_A)
+$(SHRT_DAEMON_UT): $(B)/tests/unit/rt_daemon_ut.o $(B)/tests/unit/t_broker.o \
+		$(SHXD_BROKER_OBJS) $(SHRT_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(SHXD_BROKER_LIBS) \
 		$(shell $(PKG_CONFIG) --libs cunit) -pthread
 

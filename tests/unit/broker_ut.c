@@ -25,25 +25,14 @@
 #include "../t_cunit.h"
 
 #include "broker.h"
+#include "t_broker.h"
 #include "proto.h"
 #include "syshax/rt.h"
 
 #define T_MAX_CTX	16
 #define T_MAX_PINNED	(64ULL << 20)
 
-static char g_dir[64];
-static char g_path[128];
-static struct shxd_broker *g_b;
-static pthread_t g_thread;
-static volatile sig_atomic_t g_stop;
-static int g_run_ret;
-
-static void *t_broker_main(void *arg)
-{
-	(void)arg;
-	g_run_ret = shxd_broker_run(g_b, &g_stop);
-	return NULL;
-}
+static struct t_broker g_tb;
 
 static int t_setup(void)
 {
@@ -53,27 +42,12 @@ static int t_setup(void)
 		.engine_gid = (gid_t)-1,
 	};
 
-	snprintf(g_dir, sizeof(g_dir), "/tmp/broker_ut.XXXXXX");
-	if (!mkdtemp(g_dir))
-		return -1;
-	snprintf(g_path, sizeof(g_path), "%s/sub/b.sock", g_dir);
-	c.socket_path = g_path;
-	if (shxd_broker_create(&c, &g_b))
-		return -1;
-	return pthread_create(&g_thread, NULL, t_broker_main, NULL) ? -1 : 0;
+	return t_broker_start(&g_tb, &c, "/tmp/broker_ut.XXXXXX", "sub/b.sock");
 }
 
 static int t_teardown(void)
 {
-	char sub[160];
-
-	g_stop = 1;
-	pthread_join(g_thread, NULL);
-	shxd_broker_destroy(g_b);
-	snprintf(sub, sizeof(sub), "%s/sub", g_dir);
-	rmdir(sub);
-	rmdir(g_dir);
-	return g_run_ret;
+	return t_broker_stop(&g_tb);
 }
 
 /* waitpid() for a child that must end within secs: one that does not is
@@ -115,7 +89,7 @@ static int t_dir_entries(const char *path)
 static struct syshax *t_open(void)
 {
 	struct syshax_open_opts o = {
-		.backend = SYSHAX_BACKEND_DAEMON, .path = g_path,
+		.backend = SYSHAX_BACKEND_DAEMON, .path = g_tb.path,
 	};
 	struct syshax *sh = NULL;
 
@@ -150,11 +124,11 @@ static uint64_t t_pinned_settled(void)
 
 static void t_create_twice(void)
 {
-	struct shxd_broker_conf c = { .socket_path = g_path };
+	struct shxd_broker_conf c = { .socket_path = g_tb.path };
 	struct shxd_broker *b;
 
 	CU_ASSERT_EQUAL(shxd_broker_create(&c, &b), -EADDRINUSE);
-	CU_ASSERT_STRING_EQUAL(shxd_broker_path(g_b), g_path);
+	CU_ASSERT_STRING_EQUAL(shxd_broker_path(g_tb.b), g_tb.path);
 }
 
 /* Child: waits (at most 5 s) for path to appear, then connects to it at
@@ -188,7 +162,7 @@ static void t_path_ready(void)
 	int i, fd, status;
 	pid_t pid;
 
-	snprintf(path, sizeof(path), "%s/ready/r.sock", g_dir);
+	snprintf(path, sizeof(path), "%s/ready/r.sock", g_tb.dir);
 	c.socket_path = path;
 	/* The race it looks for is short: many rounds. */
 	for (i = 0; i < 100; i++) {
@@ -684,7 +658,7 @@ static int t_raw_connect(int *evfd)
 	};
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 
-	memcpy(sa.sun_path, g_path, sizeof(sa.sun_path) - 1);
+	memcpy(sa.sun_path, g_tb.path, sizeof(sa.sun_path) - 1);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    recvmsg(fd, &m, MSG_CMSG_CLOEXEC) <= 0 || !CMSG_FIRSTHDR(&m)) {
 		CU_FAIL("raw connect");
@@ -879,7 +853,7 @@ static void t_not_a_socket(void)
 	struct stat st;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/file.sock", g_dir);
+	snprintf(path, sizeof(path), "%s/file.sock", g_tb.dir);
 	f = fopen(path, "w");
 	CU_ASSERT_FATAL(f != NULL);
 	fputs("keep me\n", f);
@@ -890,7 +864,7 @@ static void t_not_a_socket(void)
 	CU_ASSERT(S_ISREG(st.st_mode) && st.st_size == 8);
 	unlink(path);
 	/* A missing directory is made, and said so. */
-	snprintf(path, sizeof(path), "%s/made/b.sock", g_dir);
+	snprintf(path, sizeof(path), "%s/made/b.sock", g_tb.dir);
 	CU_ASSERT_EQUAL_FATAL(shxd_broker_create(&c, &b), 0);
 	CU_ASSERT_EQUAL(shxd_broker_made_dir(b), 1);
 	shxd_broker_destroy(b);
@@ -906,7 +880,7 @@ static void t_not_a_socket(void)
 static int t_as_nobody(void)
 {
 	struct syshax_open_opts o = {
-		.backend = SYSHAX_BACKEND_DAEMON, .path = g_path,
+		.backend = SYSHAX_BACKEND_DAEMON, .path = g_tb.path,
 	};
 	struct syshax_buffer buf;
 	struct syshax *sh;
@@ -916,7 +890,7 @@ static int t_as_nobody(void)
 		return 10;
 	/* Below a folder closed to others (a private TMPDIR, say) nobody
 	 * reaches no socket: the case skips there. */
-	if (access(g_path, W_OK) && errno == EACCES)
+	if (access(g_tb.path, W_OK) && errno == EACCES)
 		return 77;
 	ret = syshax_open(&sh, &o);
 	if (ret) {
@@ -940,14 +914,14 @@ static void t_engine_privilege(void)
 		printf("\n  SKIP: needs root to become another user ");
 		return;
 	}
-	CU_ASSERT_EQUAL_FATAL(chmod(g_dir, 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(chmod(g_tb.dir, 0755), 0);
 	pid = fork();
 	CU_ASSERT_FATAL(pid >= 0);
 	if (!pid)
 		_exit(t_as_nobody());
 	status = t_wait_child(pid, 30);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
-		printf("\n  SKIP: user nobody cannot reach %s ", g_path);
+		printf("\n  SKIP: user nobody cannot reach %s ", g_tb.path);
 		return;
 	}
 	if (status)
@@ -1011,8 +985,8 @@ static void t_defaults(void)
 		printf("\n  SKIP: needs root to become another user ");
 		return;
 	}
-	snprintf(xdg, sizeof(xdg), "%s/xdg", g_dir);
-	CU_ASSERT_EQUAL_FATAL(chmod(g_dir, 0755), 0);
+	snprintf(xdg, sizeof(xdg), "%s/xdg", g_tb.dir);
+	CU_ASSERT_EQUAL_FATAL(chmod(g_tb.dir, 0755), 0);
 	CU_ASSERT_EQUAL_FATAL(mkdir(xdg, 0700), 0);
 	CU_ASSERT_EQUAL_FATAL(chown(xdg, 65534, 65534), 0);
 	pid = fork();
@@ -1062,7 +1036,7 @@ static void t_broker_gone(void)
 	pthread_t th;
 	int64_t t0;
 
-	snprintf(path, sizeof(path), "%s/gone.sock", g_dir);
+	snprintf(path, sizeof(path), "%s/gone.sock", g_tb.dir);
 	c.socket_path = path;
 	o.path = path;
 	CU_ASSERT_EQUAL_FATAL(shxd_broker_create(&c, &b), 0);

@@ -4,7 +4,12 @@
 # runtime.mk's variables are set.
 SHXD_BROKER_UT := $(B)/tests/unit/broker_ut
 
-$(SHXD_BROKER_UT): $(B)/tests/unit/broker_ut.o $(SHXD_BROKER_OBJS) $(SHRT_A)
+# The fixture both broker-in-a-thread tests use (tests/unit/t_broker.h).
+T_BROKER_OBJ := $(B)/tests/unit/t_broker.o
+$(T_BROKER_OBJ): CPPFLAGS_tests += -I$(CURDIR)/daemon/broker
+
+$(SHXD_BROKER_UT): $(B)/tests/unit/broker_ut.o $(T_BROKER_OBJ) \
+		$(SHXD_BROKER_OBJS) $(SHRT_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(SHXD_BROKER_LIBS) \
 		$(shell $(PKG_CONFIG) --libs cunit) -pthread
 

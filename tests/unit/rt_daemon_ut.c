@@ -18,24 +18,13 @@
 #include "../t_cunit.h"
 
 #include "broker.h"
+#include "t_broker.h"
 #include "syshax/rt.h"
 
 #define T_S	1000000000LL
 
-static char g_dir[64];
-static char g_path[128];
-static struct shxd_broker *g_b;
-static pthread_t g_thread;
-static volatile sig_atomic_t g_stop;
-static int g_run_ret;
+static struct t_broker g_tb;
 static long g_page;
-
-static void *t_broker_main(void *arg)
-{
-	(void)arg;
-	g_run_ret = shxd_broker_run(g_b, &g_stop);
-	return NULL;
-}
 
 static int t_setup(void)
 {
@@ -45,29 +34,18 @@ static int t_setup(void)
 	};
 
 	g_page = sysconf(_SC_PAGESIZE);
-	snprintf(g_dir, sizeof(g_dir), "/tmp/rt_daemon_ut.XXXXXX");
-	if (!mkdtemp(g_dir))
-		return -1;
-	snprintf(g_path, sizeof(g_path), "%s/b.sock", g_dir);
-	c.socket_path = g_path;
-	if (shxd_broker_create(&c, &g_b))
-		return -1;
-	return pthread_create(&g_thread, NULL, t_broker_main, NULL) ? -1 : 0;
+	return t_broker_start(&g_tb, &c, "/tmp/rt_daemon_ut.XXXXXX", "b.sock");
 }
 
 static int t_teardown(void)
 {
-	g_stop = 1;
-	pthread_join(g_thread, NULL);
-	shxd_broker_destroy(g_b);
-	rmdir(g_dir);
-	return g_run_ret;
+	return t_broker_stop(&g_tb);
 }
 
 static struct syshax *t_open(void)
 {
 	struct syshax_open_opts o = {
-		.backend = SYSHAX_BACKEND_DAEMON, .path = g_path,
+		.backend = SYSHAX_BACKEND_DAEMON, .path = g_tb.path,
 	};
 	struct syshax *sh = NULL;
 
