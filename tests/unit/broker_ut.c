@@ -86,20 +86,9 @@ static int t_dir_entries(const char *path)
 	return n;
 }
 
-static struct syshax *t_open(void)
-{
-	struct syshax_open_opts o = {
-		.backend = SYSHAX_BACKEND_DAEMON, .path = g_tb.path,
-	};
-	struct syshax *sh = NULL;
-
-	CU_ASSERT_EQUAL(syshax_open(&sh, &o), 0);
-	return sh;
-}
-
 static uint64_t t_pinned(void)
 {
-	struct syshax *sh = t_open();
+	struct syshax *sh = t_broker_open(&g_tb);
 	struct syshax_stats_args st;
 
 	CU_ASSERT_EQUAL(syshax_stats(sh, &st), 0);
@@ -193,7 +182,7 @@ static void t_path_ready(void)
 
 static void t_version(void)
 {
-	struct syshax *sh = t_open();
+	struct syshax *sh = t_broker_open(&g_tb);
 	struct syshax_version_args v;
 
 	CU_ASSERT_EQUAL(syshax_backend(sh), SYSHAX_BACKEND_DAEMON);
@@ -210,7 +199,7 @@ static void t_version(void)
 
 static void t_alloc_map_free(void)
 {
-	struct syshax *sh = t_open();
+	struct syshax *sh = t_broker_open(&g_tb);
 	struct syshax_buf_info_args info;
 	struct syshax_stats_args st;
 	struct syshax_buffer buf;
@@ -268,7 +257,7 @@ static long t_free_huge(int node)
  * pages (the VM guest has), else small ones. */
 static void t_numa_placement(void)
 {
-	struct syshax *sh = t_open();
+	struct syshax *sh = t_broker_open(&g_tb);
 	struct syshax_buf_info_args info;
 	struct syshax_version_args v;
 	struct syshax_buffer buf;
@@ -301,7 +290,7 @@ static void t_numa_placement(void)
 
 static void t_alloc_errors(void)
 {
-	struct syshax *sh = t_open();
+	struct syshax *sh = t_broker_open(&g_tb);
 	struct syshax_buffer buf;
 	int x = 0;
 
@@ -321,7 +310,7 @@ static void t_alloc_errors(void)
  * way across, and the import names the same memory and id. */
 static void t_isolation_and_import(void)
 {
-	struct syshax *a = t_open(), *b = t_open();
+	struct syshax *a = t_broker_open(&g_tb), *b = t_broker_open(&g_tb);
 	struct syshax_buffer ba, bb, fake;
 	struct syshax_buf_info_args info;
 	struct syshax_job job;
@@ -396,7 +385,7 @@ static void *t_churn_main(void *arg)
 /* Buffer calls from several threads on one handle. */
 static void t_threads(void)
 {
-	struct syshax *sh = t_open();
+	struct syshax *sh = t_broker_open(&g_tb);
 	struct t_churn c[3];
 	pthread_t th[3];
 	int i;
@@ -416,7 +405,7 @@ static void t_threads(void)
 /* The shared validation gives the documented errnos; nothing is queued. */
 static void t_bad_refs(void)
 {
-	struct syshax *sh = t_open();
+	struct syshax *sh = t_broker_open(&g_tb);
 	struct syshax_stats_args st;
 	struct syshax_buffer buf;
 	struct syshax_job job;
@@ -442,7 +431,7 @@ static void t_bad_refs(void)
  * per-context limit. */
 static void t_jobs(void)
 {
-	struct syshax *cl = t_open(), *en = t_open();
+	struct syshax *cl = t_broker_open(&g_tb), *en = t_broker_open(&g_tb);
 	struct syshax_engine_job ej[T_MAX_CTX + 4];
 	struct syshax_engine_cpl ec[T_MAX_CTX + 4];
 	struct syshax_completion cpl[T_MAX_CTX + 4];
@@ -557,7 +546,7 @@ static void *t_fetch_forever(void *arg)
 static void t_engine_fd_and_eintr(void)
 {
 	struct sigaction sa = { .sa_handler = t_on_signal };	/* no restart */
-	struct syshax *cl = t_open(), *en = t_open();
+	struct syshax *cl = t_broker_open(&g_tb), *en = t_broker_open(&g_tb);
 	struct t_fetcher f = { .en = en };
 	struct syshax_engine_job ej;
 	struct syshax_engine_cpl ec = { 0 };
@@ -616,13 +605,13 @@ static void t_engine_fd_and_eintr(void)
  * buffers released. */
 static void t_client_gone(void)
 {
-	struct syshax *cl = t_open(), *sh;
+	struct syshax *cl = t_broker_open(&g_tb), *sh;
 	struct syshax_stats_args st0, st;
 	struct syshax_buffer buf;
 	struct syshax_job job[4];
 	int i;
 
-	sh = t_open();
+	sh = t_broker_open(&g_tb);
 	CU_ASSERT_EQUAL(syshax_stats(sh, &st0), 0);
 	CU_ASSERT_EQUAL_FATAL(syshax_buf_alloc(cl, 4096, -1, 0, &buf), 0);
 	for (i = 0; i < 4; i++)
@@ -724,7 +713,7 @@ static void t_malformed(void)
 	close(fd);
 	close(evfd);
 
-	sh = t_open();
+	sh = t_broker_open(&g_tb);
 	CU_ASSERT_EQUAL(syshax_version(sh, &v), 0);
 	syshax_close(sh);
 }
@@ -769,7 +758,7 @@ static int t_engine_drain(struct syshax *en)
  * broker counts what is still on the event socket itself. */
 static void t_lying_reaped(void)
 {
-	struct syshax *en = t_open();
+	struct syshax *en = t_broker_open(&g_tb);
 	struct syshax_completion cpl;
 	int evfd = -1, fd = t_raw_connect(&evfd), i;
 
@@ -805,7 +794,7 @@ static void t_fetch_longest_timeout(void)
 		struct shrt_req h;
 		struct syshax_engine_fetch_args a;
 	} f;
-	struct syshax *cl = t_open();
+	struct syshax *cl = t_broker_open(&g_tb);
 	struct syshax_completion cpl;
 	struct syshax_job job;
 	struct pollfd pfd;

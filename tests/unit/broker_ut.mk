@@ -6,7 +6,8 @@ SHXD_BROKER_UT := $(B)/tests/unit/broker_ut
 
 # The fixture both broker-in-a-thread tests use (tests/unit/t_broker.h).
 T_BROKER_OBJ := $(B)/tests/unit/t_broker.o
-$(T_BROKER_OBJ): CPPFLAGS_tests += -I$(CURDIR)/daemon/broker
+$(T_BROKER_OBJ): CPPFLAGS_tests += -I$(CURDIR)/daemon/broker \
+	-I$(CURDIR)/runtime/include
 
 $(SHXD_BROKER_UT): $(B)/tests/unit/broker_ut.o $(T_BROKER_OBJ) \
 		$(SHXD_BROKER_OBJS) $(SHRT_A)

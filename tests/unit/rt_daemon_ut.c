@@ -42,17 +42,6 @@ static int t_teardown(void)
 	return t_broker_stop(&g_tb);
 }
 
-static struct syshax *t_open(void)
-{
-	struct syshax_open_opts o = {
-		.backend = SYSHAX_BACKEND_DAEMON, .path = g_tb.path,
-	};
-	struct syshax *sh = NULL;
-
-	CU_ASSERT_EQUAL(syshax_open(&sh, &o), 0);
-	return sh;
-}
-
 /* Two pages: the first read-write, the second PROT_NONE. */
 static char *t_guarded(void)
 {
@@ -91,7 +80,7 @@ static int t_nop_done(struct syshax *cl, struct syshax *en, uint64_t tag)
  */
 static void t_wait_bad_pointer(void)
 {
-	struct syshax *cl = t_open(), *en = t_open();
+	struct syshax *cl = t_broker_open(&g_tb), *en = t_broker_open(&g_tb);
 	struct syshax_completion cpl[2], *edge;
 	char *g = t_guarded();
 	int i, fails = 0;
@@ -140,7 +129,7 @@ static void t_wait_bad_pointer(void)
 /* The engine's side of the same: a fetch into bad memory loses no job. */
 static void t_fetch_bad_pointer(void)
 {
-	struct syshax *cl = t_open(), *en = t_open();
+	struct syshax *cl = t_broker_open(&g_tb), *en = t_broker_open(&g_tb);
 	struct syshax_engine_job ej[2], *edge;
 	struct syshax_engine_cpl ec[2] = { { 0 } };
 	struct syshax_completion cpl[2];
@@ -173,7 +162,7 @@ static void t_fetch_bad_pointer(void)
  * past the memory, a smaller one is not the whole buffer. */
 static void t_map_size(void)
 {
-	struct syshax *sh = t_open(), *sh2 = t_open();
+	struct syshax *sh = t_broker_open(&g_tb), *sh2 = t_broker_open(&g_tb);
 	struct syshax_buffer b, c, imp;
 	int fd;
 
@@ -214,7 +203,7 @@ static void t_map_size(void)
 /* NULL for any pointer is -EINVAL, before the broker hears of it. */
 static void t_null_args(void)
 {
-	struct syshax *sh = t_open(), *en = t_open();
+	struct syshax *sh = t_broker_open(&g_tb), *en = t_broker_open(&g_tb);
 	struct syshax_buffer b, none = { 0 };
 	struct syshax_stats_args st0, st;
 	struct syshax_version_args v;
@@ -287,7 +276,7 @@ static void t_null_args(void)
  * build stops on UBSan's report). */
 static void t_wait_int64_max(void)
 {
-	struct syshax *cl = t_open(), *en = t_open();
+	struct syshax *cl = t_broker_open(&g_tb), *en = t_broker_open(&g_tb);
 	struct syshax_completion cpl;
 
 	CU_ASSERT_EQUAL_FATAL(syshax_engine_attach(en, -1), 0);

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <CUnit/Basic.h>
+
+#include "syshax/rt.h"
 
 static void *run(void *arg)
 {
@@ -27,6 +30,17 @@ int t_broker_start(struct t_broker *t, struct shxd_broker_conf *c,
 	if (shxd_broker_create(c, &t->b))
 		return -1;
 	return pthread_create(&t->thread, NULL, run, t) ? -1 : 0;
+}
+
+struct syshax *t_broker_open(const struct t_broker *t)
+{
+	struct syshax_open_opts o = {
+		.backend = SYSHAX_BACKEND_DAEMON, .path = t->path,
+	};
+	struct syshax *sh = NULL;
+
+	CU_ASSERT_EQUAL(syshax_open(&sh, &o), 0);
+	return sh;
 }
 
 int t_broker_stop(struct t_broker *t)

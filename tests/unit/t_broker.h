@@ -11,6 +11,8 @@
 
 #include "broker.h"
 
+struct syshax;
+
 struct t_broker {
 	char dir[64];		/* the fresh folder */
 	char path[128];		/* the socket */
@@ -27,6 +29,9 @@ struct t_broker {
  */
 int t_broker_start(struct t_broker *t, struct shxd_broker_conf *c,
 		   const char *tmpl, const char *sock);
+/* A client of the broker through libsyshax-rt (a CUnit failure and NULL
+ * when it cannot open). */
+struct syshax *t_broker_open(const struct t_broker *t);
 /* Stops the broker, removes the socket's folders; the run's return. */
 int t_broker_stop(struct t_broker *t);
 
