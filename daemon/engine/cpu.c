@@ -60,6 +60,16 @@ int shxd_ref_span(const struct shxd_xjob *xj, unsigned int i, uint32_t access,
 	return 0;
 }
 
+void *shxd_span(const struct shxd_xjob *xj, unsigned int i, uint32_t acc,
+		uint64_t bytes, int *err)
+{
+	void *p = NULL;
+
+	if (!*err)
+		*err = shxd_ref_span(xj, i, acc, bytes, &p);
+	return p;
+}
+
 void *shxd_scratch(struct scratch *s, size_t bytes)
 {
 	void *p;

@@ -103,17 +103,6 @@ int shxd_attn_run(struct shxd_cpu *cpu, const struct shxd_attn_seq *seq,
 	return 0;
 }
 
-/* shxd_ref_span() that keeps the first error in *err. */
-void *shxd_span(const struct shxd_xjob *xj, unsigned int i, uint32_t acc,
-		uint64_t bytes, int *err)
-{
-	void *p = NULL;
-
-	if (!*err)
-		*err = shxd_ref_span(xj, i, acc, bytes, &p);
-	return p;
-}
-
 int shxd_op_attn(struct shxd_cpu *cpu, const struct shxd_xjob *xj)
 {
 	struct syshax_attn_decode_params a;

@@ -42,7 +42,7 @@ struct step {
 	struct syshax_step_params a;
 	int32_t *copy;			/* tokens, positions, block tables */
 	struct row *rows;
-	size_t n;
+	size_t n, nout;			/* rows; rows with output */
 };
 
 static void step_release(struct step *s)
@@ -114,8 +114,8 @@ static int step_check(const struct shxd_xjob *xj, struct step *s)
 	bool prefill = xj->job->op == SYSHAX_OP_PREFILL;
 	struct syshax_step_params *a = &s->a;
 	const struct shxd_model *m;
-	unsigned int r = 0, nout;
-	uint64_t lb, n, bt_n;
+	unsigned int r = 0;
+	uint64_t lb, n, bt_n, nout;
 	const void *tok, *pos = NULL, *bt;
 	uint8_t *k, *v, *out;
 	int err = 0;
@@ -176,6 +176,7 @@ static int step_check(const struct shxd_xjob *xj, struct step *s)
 			w->out = out + (i + nout - n) * out_row_bytes(a, m);
 	}
 	s->n = n;
+	s->nout = nout;
 	return 0;
 }
 
@@ -601,11 +602,9 @@ static void run_steps(struct shxd_cpu *cpu, struct step *s, unsigned int ns,
 	t1 = shxd_now_ns();
 	for (unsigned int i = 0; i < ns; i++) {
 		struct syshax_engine_cpl *c = &cpls[s[i].idx];
-		size_t nout = op == SYSHAX_OP_PREFILL &&
-			      !(s[i].a.flags & SYSHAX_STEP_ALL_ROWS) ? 1 : s[i].n;
 
 		c->status = ret;
-		c->result = ret ? 0 : nout;
+		c->result = ret ? 0 : s[i].nout;
 		c->exec_ns = t1 - t0;
 		step_release(&s[i]);
 	}
