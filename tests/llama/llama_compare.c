@@ -25,6 +25,7 @@
 #include "genmodel.h"
 #include "llama_peer.h"
 #include "privd.h"
+#include "stepjob.h"
 #include "syshax/rt.h"
 #include "syshax_ops.h"
 
@@ -111,15 +112,13 @@ struct ours {
 	float *out;
 };
 
-static uint64_t off(const struct ours *o, const void *p)
+/* p, inside the buffer, as a place for a job's ref. */
+static struct sj_ref at(const struct ours *o, const void *p)
 {
-	return (uint64_t)((const uint8_t *)p - (const uint8_t *)o->buf.addr);
-}
+	const uint8_t *base = o->buf.addr;
 
-static void ref_to(struct syshax_job *j, const struct ours *o, const void *p,
-		   uint64_t len, uint32_t access)
-{
-	syshax_job_add_ref(j, &o->buf, off(o, p), len, access);
+	return (struct sj_ref){ &o->buf,
+				(uint64_t)((const uint8_t *)p - base) };
 }
 
 static int run1(struct ours *o, struct syshax_job *j, uint64_t *result)
@@ -138,14 +137,11 @@ static int run1(struct ours *o, struct syshax_job *j, uint64_t *result)
 
 static int ours_load(struct ours *o, const char *file)
 {
-	struct syshax_model_load_params p = { .quantize = SYSHAX_QUANT_NONE };
+	const struct sj_ref info = at(o, o->out);
 	struct syshax_job j;
 	int ret;
 
-	snprintf(p.path, sizeof(p.path), "%s", file);
-	syshax_job_init(&j, SYSHAX_OP_MODEL_LOAD, 0);
-	syshax_job_params(&j, &p, sizeof(p));
-	ref_to(&j, o, o->out, sizeof(o->mi), SYSHAX_ACCESS_WRITE);
+	sj_model_load(&j, file, &info);
 	ret = run1(o, &j, &o->model);
 	if (ret)
 		return ret;
@@ -182,35 +178,33 @@ static int ours_buffers(struct ours *o)
 	return used <= size ? 0 : -ENOMEM;
 }
 
-static struct syshax_step_params step(const struct ours *o, uint32_t n)
+/* A step of n rows over the buffer's arrays, logits out. */
+static struct sj_step step(const struct ours *o, uint32_t n)
 {
-	return (struct syshax_step_params){
-		.model = o->model, .n = n, .block_size = BLOCK,
-		.num_blocks = NSEQ * MAXB, .max_blocks = MAXB,
-		.kv_type = SYSHAX_DT_F32,
+	return (struct sj_step){
+		.p = {
+			.model = o->model, .n = n, .block_size = BLOCK,
+			.num_blocks = NSEQ * MAXB, .max_blocks = MAXB,
+			.kv_type = SYSHAX_DT_F32,
+		},
+		.tok = at(o, o->tok), .pos = at(o, o->pos), .bt = at(o, o->bt),
+		.k = at(o, o->k), .v = at(o, o->v), .kv_bytes = o->kv_bytes,
+		.out = at(o, o->out),
+		.out_bytes = (uint64_t)n * o->mi.n_vocab * 4,
 	};
-}
-
-static void kv_refs(struct syshax_job *j, const struct ours *o)
-{
-	ref_to(j, o, o->k, o->kv_bytes, SYSHAX_ACCESS_RW);
-	ref_to(j, o, o->v, o->kv_bytes, SYSHAX_ACCESS_RW);
 }
 
 /* n prompt tokens of sequence s from position 0; the last row's logits
  * into out. */
 static int ours_prefill(struct ours *o, int s, const int32_t *tok, int n)
 {
-	struct syshax_step_params p = step(o, (uint32_t)n);
+	struct sj_step st = step(o, (uint32_t)n);
 	struct syshax_job j;
 
 	memcpy(o->tok, tok, (size_t)n * 4);
-	syshax_job_init(&j, SYSHAX_OP_PREFILL, 0);
-	syshax_job_params(&j, &p, sizeof(p));
-	ref_to(&j, o, o->tok, (uint64_t)n * 4, SYSHAX_ACCESS_READ);
-	ref_to(&j, o, o->bt + s * MAXB, MAXB * 4, SYSHAX_ACCESS_READ);
-	kv_refs(&j, o);
-	ref_to(&j, o, o->out, o->mi.n_vocab * 4, SYSHAX_ACCESS_WRITE);
+	st.bt = at(o, o->bt + s * MAXB);
+	st.out_bytes = o->mi.n_vocab * 4;
+	sj_step(&j, SYSHAX_OP_PREFILL, 0, &st);
 	return run1(o, &j, NULL);
 }
 
@@ -218,29 +212,20 @@ static int ours_prefill(struct ours *o, int s, const int32_t *tok, int n)
 static int ours_decode(struct ours *o, const int32_t *tok, const int32_t *pos,
 		       int n)
 {
-	struct syshax_step_params p = step(o, (uint32_t)n);
+	struct sj_step st = step(o, (uint32_t)n);
 	struct syshax_job j;
 
 	memcpy(o->tok, tok, (size_t)n * 4);
 	memcpy(o->pos, pos, (size_t)n * 4);
-	syshax_job_init(&j, SYSHAX_OP_DECODE, 0);
-	syshax_job_params(&j, &p, sizeof(p));
-	ref_to(&j, o, o->tok, (uint64_t)n * 4, SYSHAX_ACCESS_READ);
-	ref_to(&j, o, o->pos, (uint64_t)n * 4, SYSHAX_ACCESS_READ);
-	ref_to(&j, o, o->bt, (uint64_t)n * MAXB * 4, SYSHAX_ACCESS_READ);
-	kv_refs(&j, o);
-	ref_to(&j, o, o->out, (uint64_t)n * o->mi.n_vocab * 4,
-	       SYSHAX_ACCESS_WRITE);
+	sj_step(&j, SYSHAX_OP_DECODE, 0, &st);
 	return run1(o, &j, NULL);
 }
 
 static int ours_free(struct ours *o)
 {
-	struct syshax_weights_free_params p = { .wset = o->model };
 	struct syshax_job j;
 
-	syshax_job_init(&j, SYSHAX_OP_WEIGHTS_FREE, 0);
-	syshax_job_params(&j, &p, sizeof(p));
+	sj_weights_free(&j, o->model);
 	return run1(o, &j, NULL);
 }
 

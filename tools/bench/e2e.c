@@ -22,6 +22,7 @@
 #include "genmodel.h"
 #include "llama_peer.h"
 #include "privd.h"
+#include "stepjob.h"
 #include "shxk.h"
 #include "syshax/rt.h"
 
@@ -126,16 +127,12 @@ static int ours_io(struct ours *o, const struct e2e_conf *c)
 
 static int ours_load(struct ours *o, const char *file)
 {
-	struct syshax_model_load_params lp = { .quantize = SYSHAX_QUANT_NONE };
+	const struct sj_ref info = { &o->io, o->o_stats };
 	struct syshax_job job;
 	uint64_t id;
 	int ret;
 
-	snprintf(lp.path, sizeof(lp.path), "%s", file);
-	syshax_job_init(&job, SYSHAX_OP_MODEL_LOAD, 0);
-	syshax_job_params(&job, &lp, sizeof(lp));
-	syshax_job_add_ref(&job, &o->io, o->o_stats, sizeof(o->info),
-			   SYSHAX_ACCESS_WRITE);
+	sj_model_load(&job, file, &info);
 	ret = ours_run(o, &job, &id);
 	if (ret)
 		return ret;
@@ -165,12 +162,10 @@ static int ours_cache(struct ours *o)
 
 static void ours_stop(struct ours *o)
 {
-	struct syshax_weights_free_params fp = { .wset = o->info.model };
 	struct syshax_job job;
 
 	if (o->loaded) {
-		syshax_job_init(&job, SYSHAX_OP_WEIGHTS_FREE, 0);
-		syshax_job_params(&job, &fp, sizeof(fp));
+		sj_weights_free(&job, o->info.model);
 		ours_run(o, &job, NULL);
 	}
 	syshax_close(o->sh);
@@ -220,21 +215,31 @@ static int ours_engine_ns(struct ours *o, uint32_t op, uint64_t *ns)
 	return ret;
 }
 
+/* A step of n rows over io's arrays (tokens at 0), one output pair each. */
+static struct sj_step ours_step_of(const struct ours *o, unsigned int n)
+{
+	struct sj_step st = {
+		.p = o->p,
+		.tok = { &o->io, 0 }, .pos = { &o->io, o->o_pos },
+		.bt = { &o->io, o->o_bt },
+		.k = { &o->k, 0 }, .v = { &o->v, 0 },
+		.kv_bytes = o->cache_bytes,
+		.out = { &o->io, o->o_out }, .out_bytes = n * 8ULL,
+	};
+
+	st.p.n = n;
+	return st;
+}
+
 /* n tokens of sequence seq at positions 0 .. n - 1, tokens from io. */
 static int ours_prefill(struct ours *o, unsigned int seq, unsigned int n)
 {
-	struct syshax_step_params p = o->p;
+	struct sj_step st = ours_step_of(o, n);
 	struct syshax_job job;
 
-	p.n = n;
-	syshax_job_init(&job, SYSHAX_OP_PREFILL, 0);
-	syshax_job_params(&job, &p, sizeof(p));
-	syshax_job_add_ref(&job, &o->io, 0, n * 4ULL, SYSHAX_ACCESS_READ);
-	syshax_job_add_ref(&job, &o->io, o->o_bt + seq * 4ULL * p.max_blocks,
-			   p.max_blocks * 4ULL, SYSHAX_ACCESS_READ);
-	syshax_job_add_ref(&job, &o->k, 0, o->cache_bytes, SYSHAX_ACCESS_RW);
-	syshax_job_add_ref(&job, &o->v, 0, o->cache_bytes, SYSHAX_ACCESS_RW);
-	syshax_job_add_ref(&job, &o->io, o->o_out, 8, SYSHAX_ACCESS_WRITE);
+	st.bt.off += seq * 4ULL * st.p.max_blocks;
+	st.out_bytes = 8;
+	sj_step(&job, SYSHAX_OP_PREFILL, 0, &st);
 	return ours_run(o, &job, NULL);
 }
 
@@ -280,24 +285,13 @@ static int ours_step(struct ours *o, unsigned int n, unsigned int pos,
 		     unsigned int step)
 {
 	int32_t *ps = (int32_t *)((uint8_t *)o->io.addr + o->o_pos);
-	struct syshax_step_params p = o->p;
+	struct sj_step st = ours_step_of(o, n);
 	struct syshax_job job;
 
 	ours_tokens(o, n, step);
 	for (unsigned int s = 0; s < n; s++)
 		ps[s] = (int32_t)pos;
-	p.n = n;
-	syshax_job_init(&job, SYSHAX_OP_DECODE, 0);
-	syshax_job_params(&job, &p, sizeof(p));
-	syshax_job_add_ref(&job, &o->io, 0, n * 4ULL, SYSHAX_ACCESS_READ);
-	syshax_job_add_ref(&job, &o->io, o->o_pos, n * 4ULL,
-			   SYSHAX_ACCESS_READ);
-	syshax_job_add_ref(&job, &o->io, o->o_bt, n * 4ULL * p.max_blocks,
-			   SYSHAX_ACCESS_READ);
-	syshax_job_add_ref(&job, &o->k, 0, o->cache_bytes, SYSHAX_ACCESS_RW);
-	syshax_job_add_ref(&job, &o->v, 0, o->cache_bytes, SYSHAX_ACCESS_RW);
-	syshax_job_add_ref(&job, &o->io, o->o_out, n * 8ULL,
-			   SYSHAX_ACCESS_WRITE);
+	sj_step(&job, SYSHAX_OP_DECODE, 0, &st);
 	return ours_run(o, &job, NULL);
 }
 

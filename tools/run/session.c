@@ -15,6 +15,7 @@
 
 #include "beside.h"
 #include "run.h"
+#include "stepjob.h"
 
 #define PROG	"syshax-run"
 #define ROW	8	/* an output row: one (s32 id, f32 logit) pair */
@@ -193,16 +194,12 @@ static void load_error(const struct run *r, int err)
 
 static int model_load(struct run *r)
 {
-	struct syshax_model_load_params p = { .quantize = SYSHAX_QUANT_NONE };
+	const struct sj_ref info = { &r->io, 0 };
 	struct syshax_completion c;
 	struct syshax_job job;
 	int ret;
 
-	snprintf(p.path, sizeof(p.path), "%s", r->path);
-	syshax_job_init(&job, SYSHAX_OP_MODEL_LOAD, 1);
-	syshax_job_params(&job, &p, sizeof(p));
-	syshax_job_add_ref(&job, &r->io, 0, sizeof(r->info),
-			   SYSHAX_ACCESS_WRITE);
+	sj_model_load(&job, r->path, &info);
 	ret = run_job(r->sh, &job, &c);
 	if (ret) {
 		load_error(r, ret);
@@ -285,18 +282,20 @@ static void fill_io(struct run *r)
 }
 
 /* The params DECODE and PREFILL share. */
-static void step_params(const struct run *r, uint32_t n,
-			struct syshax_step_params *p)
+/* A step of n rows: the params, the caches, the output rows. */
+static void step_of(const struct run *r, uint32_t n, struct sj_step *st)
 {
-	memset(p, 0, sizeof(*p));
-	p->model = r->info.model;
-	p->n = n;
-	p->block_size = r->o->block_size;
-	p->num_blocks = r->num_blocks;
-	p->max_blocks = r->bps;
-	p->kv_type = r->o->kv_type;
-	p->out = SYSHAX_STEP_OUT_TOPK;
-	p->topk = 1;
+	*st = (struct sj_step){
+		.p = {
+			.model = r->info.model, .n = n,
+			.block_size = r->o->block_size,
+			.num_blocks = r->num_blocks, .max_blocks = r->bps,
+			.kv_type = r->o->kv_type,
+			.out = SYSHAX_STEP_OUT_TOPK, .topk = 1,
+		},
+		.k = { &r->k, 0 }, .v = { &r->v, 0 }, .kv_bytes = r->k.size,
+		.out = { &r->io, r->off_out }, .out_bytes = (uint64_t)n * ROW,
+	};
 }
 
 /* Output row i's token id, checked against the vocabulary. */
@@ -318,25 +317,20 @@ static int out_id(const struct run *r, unsigned int i, int32_t *id)
 static int prefill(struct run *r, int32_t *tokens)
 {
 	const struct run_opts *o = r->o;
-	struct syshax_step_params p;
 	struct syshax_completion c;
 	struct syshax_job job;
+	struct sj_step st;
 	int ret = 0;
 
-	step_params(r, o->plen, &p);
+	step_of(r, o->plen, &st);
+	st.out_bytes = ROW;
 	for (unsigned int i = 0; !ret && i < o->seqs; i++) {
-		syshax_job_init(&job, SYSHAX_OP_PREFILL, i);
-		syshax_job_params(&job, &p, sizeof(p));
-		syshax_job_add_ref(&job, &r->io, r->off_prompt +
-				   (uint64_t)i * o->plen * 4, o->plen * 4,
-				   SYSHAX_ACCESS_READ);
-		syshax_job_add_ref(&job, &r->io, r->off_bt +
-				   (uint64_t)i * r->bps * 4, r->bps * 4,
-				   SYSHAX_ACCESS_READ);
-		syshax_job_add_ref(&job, &r->k, 0, r->k.size, SYSHAX_ACCESS_RW);
-		syshax_job_add_ref(&job, &r->v, 0, r->v.size, SYSHAX_ACCESS_RW);
-		syshax_job_add_ref(&job, &r->io, r->off_out + (uint64_t)i * ROW,
-				   ROW, SYSHAX_ACCESS_WRITE);
+		st.tok = (struct sj_ref){ &r->io, r->off_prompt +
+					  (uint64_t)i * o->plen * 4 };
+		st.bt = (struct sj_ref){ &r->io, r->off_bt +
+					 (uint64_t)i * r->bps * 4 };
+		st.out.off = r->off_out + (uint64_t)i * ROW;
+		sj_step(&job, SYSHAX_OP_PREFILL, i, &st);
 		ret = run_job(r->sh, &job, &c);
 		if (ret)
 			fprintf(stderr, PROG ": PREFILL of sequence %u: %s\n", i,
@@ -356,30 +350,22 @@ static int decode_step(struct run *r, unsigned int s, int32_t *tokens,
 	const struct syshax_buffer *bufs[] = { &r->io, &r->io, &r->io, &r->k,
 					       &r->v, &r->io };
 	int32_t *tok = io_s32(r, r->off_tok), *pos = io_s32(r, r->off_pos);
-	struct syshax_step_params p;
 	struct syshax_completion c;
 	struct syshax_job job;
+	struct sj_step st;
 	int ret;
 
 	for (unsigned int i = 0; i < o->seqs; i++) {
 		tok[i] = tokens[(uint64_t)i * o->n + s];
 		pos[i] = (int32_t)(o->plen + s);
 	}
-	step_params(r, o->seqs, &p);
-	syshax_job_init(&job, SYSHAX_OP_DECODE, s);
+	step_of(r, o->seqs, &st);
+	st.tok = (struct sj_ref){ &r->io, r->off_tok };
+	st.pos = (struct sj_ref){ &r->io, r->off_pos };
+	st.bt = (struct sj_ref){ &r->io, r->off_bt };
+	sj_step(&job, SYSHAX_OP_DECODE, s, &st);
 	if (r->xpu)
 		job.flags = SYSHAX_JOB_MAY_DEFER;
-	syshax_job_params(&job, &p, sizeof(p));
-	syshax_job_add_ref(&job, &r->io, r->off_tok, o->seqs * 4,
-			   SYSHAX_ACCESS_READ);
-	syshax_job_add_ref(&job, &r->io, r->off_pos, o->seqs * 4,
-			   SYSHAX_ACCESS_READ);
-	syshax_job_add_ref(&job, &r->io, r->off_bt,
-			   (uint64_t)o->seqs * r->bps * 4, SYSHAX_ACCESS_READ);
-	syshax_job_add_ref(&job, &r->k, 0, r->k.size, SYSHAX_ACCESS_RW);
-	syshax_job_add_ref(&job, &r->v, 0, r->v.size, SYSHAX_ACCESS_RW);
-	syshax_job_add_ref(&job, &r->io, r->off_out, o->seqs * ROW,
-			   SYSHAX_ACCESS_WRITE);
 	ret = run_job(r->sh, &job, &c);
 	*side = 'C';
 	if (!ret && (c.flags & SYSHAX_CPL_DEFERRED)) {
@@ -434,13 +420,11 @@ int run_generate(struct run *r, struct run_result *res)
 
 static void model_free(struct run *r)
 {
-	struct syshax_weights_free_params p = { .wset = r->info.model };
 	struct syshax_completion c;
 	struct syshax_job job;
 	int ret;
 
-	syshax_job_init(&job, SYSHAX_OP_WEIGHTS_FREE, 0);
-	syshax_job_params(&job, &p, sizeof(p));
+	sj_weights_free(&job, r->info.model);
 	ret = run_job(r->sh, &job, &c);
 	if (ret)
 		fprintf(stderr, PROG ": WEIGHTS_FREE: %s\n", syshax_strerror(ret));
