@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -150,13 +151,140 @@ static int call(struct syshax *sh, unsigned long cmd, void *args, size_t len)
 	return ret;
 }
 
-int __shrt_daemon_open(struct syshax *sh, const char *path)
+/* How long syshax_open() waits for the broker, connect and welcome
+ * together: $SYSHAX_CONNECT_TIMEOUT_MS (1 ms to 1 h), else 5 s. */
+#define SHRT_CONNECT_MS		5000
+#define SHRT_CONNECT_MS_MAX	3600000L
+
+static long connect_timeout_ms(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *env = getenv("SYSHAX_CONNECT_TIMEOUT_MS");
+	char *end;
+	long ms;
+
+	if (!env || !*env)
+		return SHRT_CONNECT_MS;
+	errno = 0;
+	ms = strtol(env, &end, 10);
+	if (errno || *end || ms < 1 || ms > SHRT_CONNECT_MS_MAX)
+		return SHRT_CONNECT_MS;
+	return ms;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Milliseconds left before deadline, at least 1; 0 once it passed. */
+static int64_t left_ms(int64_t deadline)
+{
+	int64_t left = deadline - now_ms();
+
+	return left > 0 ? left : 0;
+}
+
+static int set_sndtimeo(int fd, int64_t ms)
+{
+	struct timeval tv = {
+		.tv_sec = (time_t)(ms / 1000),
+		.tv_usec = (suseconds_t)(ms % 1000) * 1000,
+	};
+
+	return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ?
+	       -errno : 0;
+}
+
+/*
+ * connect() to a unix socket blocks while the listener's backlog is full
+ * (a broker that accepts nothing, for instance out of descriptors); a
+ * non-blocking one fails with EAGAIN instead of waiting. SO_SNDTIMEO bounds
+ * the blocking wait (connect then fails with EAGAIN); it is cleared after,
+ * since requests expect a socket with no timeout.
+ */
+static int connect_by(int fd, const struct sockaddr_un *sa, int64_t deadline)
+{
+	int ret;
+
+	for (;;) {
+		int64_t left = left_ms(deadline);
+
+		if (!left)
+			return -ETIMEDOUT;
+		/* {0, 0} would mean no timeout: left is at least 1 ms. */
+		ret = set_sndtimeo(fd, left);
+		if (ret)
+			return ret;
+		if (!connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) ||
+		    errno == EISCONN)
+			break;
+		if (errno == EAGAIN)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+	return set_sndtimeo(fd, 0);
+}
+
+/* Waits until fd is readable (or the peer closed) before deadline. */
+static int wait_readable(int fd, int64_t deadline)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	for (;;) {
+		int64_t left = left_ms(deadline);
+		int n;
+
+		if (!left)
+			return -ETIMEDOUT;
+		n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static int daemon_open(struct syshax *sh, const struct sockaddr_un *sa)
+{
+	int64_t deadline = now_ms() + connect_timeout_ms();
 	struct shrt_welcome w;
 	struct rpc r = {
 		.args = &w, .args_len = sizeof(w), .fd_in = -1,
 	};
+	int ret;
+
+	sh->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (sh->fd < 0)
+		return -errno;
+	ret = connect_by(sh->fd, sa, deadline);
+	if (ret)
+		return ret;
+	/* The welcome is framed as a reply: shrt_rep, then shrt_welcome.
+	 * Once the socket is readable, recvmsg() does not block. */
+	ret = wait_readable(sh->fd, deadline);
+	if (ret)
+		return ret;
+	r.fd_out = -1;
+	ret = recv_rep(sh, &r);
+	if (r.fd_out >= 0)
+		sh->evfd = r.fd_out;
+	if (ret < 0)
+		return ret;
+	if (w.magic != SHRT_PROTO_MAGIC || w.version != SHRT_PROTO_VERSION ||
+	    sh->evfd < 0)
+		return -EPROTO;
+	return 0;
+}
+
+/* On failure nothing stays open: AUTO goes on to the next backend with
+ * the same handle. */
+int __shrt_daemon_open(struct syshax *sh, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int ret;
 
 	if (path) {
@@ -168,22 +296,16 @@ int __shrt_daemon_open(struct syshax *sh, const char *path)
 		if (ret)
 			return ret;
 	}
-	sh->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (sh->fd < 0)
-		return -errno;
-	if (connect(sh->fd, (struct sockaddr *)&sa, sizeof(sa)))
-		return -errno;
-	/* The welcome is framed as a reply: shrt_rep, then shrt_welcome. */
-	r.fd_out = -1;
-	ret = recv_rep(sh, &r);
-	if (r.fd_out >= 0)
-		sh->evfd = r.fd_out;
-	if (ret < 0)
-		return ret;
-	if (w.magic != SHRT_PROTO_MAGIC || w.version != SHRT_PROTO_VERSION ||
-	    sh->evfd < 0)
-		return -EPROTO;
-	return 0;
+	ret = daemon_open(sh, &sa);
+	if (ret) {
+		if (sh->evfd >= 0)
+			close(sh->evfd);
+		if (sh->fd >= 0)
+			close(sh->fd);
+		sh->evfd = -1;
+		sh->fd = -1;
+	}
+	return ret;
 }
 
 /* A call whose reply carries an fd (and no arrays): the fd, or -errno;

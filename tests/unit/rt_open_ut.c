@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: MIT
 /* syshax_open() errors, with no backend needed: bad options, missing or
- * dead sockets, not-a-device, and peers that do not speak the protocol. */
+ * dead sockets, not-a-device, peers that do not speak the protocol, and
+ * brokers that never answer (the connect and welcome timeout). */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include <CUnit/Basic.h>
 
@@ -141,6 +146,169 @@ static void t_not_syshaxd(void)
 	unlink(path);
 }
 
+/* Open descriptors of this process. */
+static int t_nr_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static double t_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Slack above the timeout for a loaded machine and the sanitizers. */
+#define T_SLACK_MS	3000
+
+/*
+ * Opens be (at path, or from the environment when path is NULL) with
+ * $SYSHAX_CONNECT_TIMEOUT_MS set to env: -ETIMEDOUT after at least
+ * expect_ms and at most expect_ms + T_SLACK_MS, no descriptor left open.
+ */
+static void t_expect_timeout(enum syshax_backend be, const char *path,
+			     const char *env, long expect_ms)
+{
+	int fds = t_nr_fds(), ret;
+	double t0, ms;
+
+	setenv("SYSHAX_CONNECT_TIMEOUT_MS", env, 1);
+	t0 = t_now_ms();
+	ret = t_open_at(be, path);
+	ms = t_now_ms() - t0;
+	unsetenv("SYSHAX_CONNECT_TIMEOUT_MS");
+	CU_ASSERT_EQUAL(ret, -ETIMEDOUT);
+	CU_ASSERT(ms >= expect_ms);
+	CU_ASSERT(ms <= expect_ms + T_SLACK_MS);
+	CU_ASSERT(fds > 0);
+	CU_ASSERT_EQUAL(t_nr_fds(), fds);
+	printf("(%s: %d after %.0f ms) ", env, ret, ms);
+}
+
+/* Fills a listen(lfd, 0) backlog with connections nobody accepts, so
+ * that the next connect() would block; their fds in fill[], -1 ended. */
+#define T_FILL_MAX	16
+static void t_fill_backlog(const char *path, int fill[T_FILL_MAX])
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len = strlen(path);
+	int fd, n = 0;
+
+	CU_ASSERT_FATAL(len < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, len + 1);
+	while (n < T_FILL_MAX - 1) {
+		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC |
+			    SOCK_NONBLOCK, 0);
+		CU_ASSERT_FATAL(fd >= 0);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+			CU_ASSERT_EQUAL(errno, EAGAIN);	/* backlog full */
+			close(fd);
+			break;
+		}
+		fill[n++] = fd;
+	}
+	fill[n] = -1;
+	CU_ASSERT(n >= 1 && n < T_FILL_MAX - 1);
+}
+
+/* A broker out of descriptors accepts nothing and its backlog fills up:
+ * connect() itself would block. */
+static void t_timeout_backlog(void)
+{
+	char path[128];
+	int lfd, fill[T_FILL_MAX], i;
+
+	snprintf(path, sizeof(path), "%s/full.sock", g_dir);
+	lfd = t_socket_at(path, 0);
+	CU_ASSERT_FATAL(lfd >= 0);
+	CU_ASSERT_FATAL(listen(lfd, 0) == 0);
+	t_fill_backlog(path, fill);
+	t_expect_timeout(SYSHAX_BACKEND_DAEMON, path, "300", 300);
+	/* Under AUTO from $SYSHAX_DEVICE, after trying the device and the
+	 * default socket: the same error, and the socket not left open. */
+	setenv("SYSHAX_DEVICE", path, 1);
+	setenv("XDG_RUNTIME_DIR", g_dir, 1);
+	if (access("/dev/syshax", F_OK) == 0 ||
+	    (!geteuid() && access("/run/syshax/syshaxd.sock", F_OK) == 0))
+		printf("(skip AUTO: a real backend may answer) ");
+	else
+		t_expect_timeout(SYSHAX_BACKEND_AUTO, NULL, "200", 200);
+	unsetenv("SYSHAX_DEVICE");
+	/* A value that is not a count of milliseconds: the default, 5 s. */
+	t_expect_timeout(SYSHAX_BACKEND_DAEMON, path, "5s", 5000);
+	for (i = 0; fill[i] >= 0; i++)
+		close(fill[i]);
+	close(lfd);
+	unlink(path);
+}
+
+/* Connected (in the backlog) but never accepted: no welcome. */
+static void t_timeout_unaccepted(void)
+{
+	char path[128];
+	int lfd;
+
+	snprintf(path, sizeof(path), "%s/deaf.sock", g_dir);
+	lfd = t_socket_at(path, 1);
+	CU_ASSERT_FATAL(lfd >= 0);
+	t_expect_timeout(SYSHAX_BACKEND_DAEMON, path, "250", 250);
+	close(lfd);
+	unlink(path);
+}
+
+/* Accepts one connection, sends nothing, and waits for the client to go:
+ * 1 in *ret when it saw the close. */
+static void *t_silent_peer(void *arg)
+{
+	int *p = arg, fd;
+	char c;
+
+	fd = accept(p[0], NULL, NULL);
+	if (fd < 0)
+		return NULL;
+	p[1] = recv(fd, &c, 1, 0) == 0;
+	close(fd);
+	return NULL;
+}
+
+static void t_timeout_silent(void)
+{
+	char path[128];
+	pthread_t th;
+	int p[2] = { -1, 0 }, fds;
+	double t0, ms;
+
+	snprintf(path, sizeof(path), "%s/silent.sock", g_dir);
+	p[0] = t_socket_at(path, 1);
+	CU_ASSERT_FATAL(p[0] >= 0);
+	fds = t_nr_fds();
+	CU_ASSERT_FATAL(pthread_create(&th, NULL, t_silent_peer, p) == 0);
+	setenv("SYSHAX_CONNECT_TIMEOUT_MS", "400", 1);
+	t0 = t_now_ms();
+	CU_ASSERT_EQUAL(t_open_at(SYSHAX_BACKEND_DAEMON, path), -ETIMEDOUT);
+	ms = t_now_ms() - t0;
+	unsetenv("SYSHAX_CONNECT_TIMEOUT_MS");
+	pthread_join(th, NULL);
+	CU_ASSERT(ms >= 400 && ms <= 400 + T_SLACK_MS);
+	CU_ASSERT_EQUAL(p[1], 1);	/* the library closed its end */
+	CU_ASSERT_EQUAL(t_nr_fds(), fds);
+	printf("(%.0f ms) ", ms);
+	close(p[0]);
+	unlink(path);
+}
+
 /* A NULL handle is -EINVAL (or no backend) in every call, with none open:
  * nothing may be touched through it. */
 static void t_null_handle(void)
@@ -190,6 +358,12 @@ int main(void)
 		{ "socket path too long: -ENAMETOOLONG", t_too_long },
 		{ "not a syshax device: -ENOTTY, -ENOTSUP", t_not_a_device },
 		{ "peer is not syshaxd: -EPROTO, -EPIPE", t_not_syshaxd },
+		{ "backlog full: -ETIMEDOUT, no fd left",
+		  t_timeout_backlog },
+		{ "never accepted: -ETIMEDOUT, no fd left",
+		  t_timeout_unaccepted },
+		{ "accepted, no welcome: -ETIMEDOUT, no fd left",
+		  t_timeout_silent },
 	};
 	int ret;
 
