@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -207,6 +208,38 @@ static int run_broker(const struct shxd_config *cfg, struct engine_thread *t,
 	return ret ? ret : eret;
 }
 
+/*
+ * Each buffer a client holds is a memfd open in the broker, and each
+ * connection two sockets: the usual soft limit of 1024 descriptors is
+ * soon reached. Raise it to the hard limit (LimitNOFILE= in the unit).
+ * syshaxd uses poll and epoll only, never select(), so descriptors above
+ * FD_SETSIZE are fine. A failure is logged, not fatal: the daemon works
+ * with the old limit, and the broker bounds its own use.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	rlim_t soft;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl)) {
+		shxd_log(LOG_WARNING, "RLIMIT_NOFILE: %s", strerror(errno));
+		return;
+	}
+	soft = rl.rlim_cur;
+	if (soft < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl)) {
+			shxd_log(LOG_WARNING, "RLIMIT_NOFILE: cannot raise "
+				 "%llu to %llu: %s", (unsigned long long)soft,
+				 (unsigned long long)rl.rlim_max,
+				 strerror(errno));
+			return;
+		}
+	}
+	shxd_log(LOG_INFO, "open files: up to %llu (soft limit was %llu)",
+		 (unsigned long long)rl.rlim_cur, (unsigned long long)soft);
+}
+
 /* daemon() moves to "/": a relative path (socket, model_dir) must not
  * move with it. path holds PATH_MAX bytes. */
 static int absolute_path(char *path)
@@ -354,6 +387,7 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	shxd_log_init("syshaxd", cfg.foreground);
+	raise_nofile();
 	log_cpu(&cfg);
 	if (cfg.preload[0] && preload(&cfg))
 		return 1;

@@ -2,8 +2,8 @@
 # syshaxd's command line and modes, end to end on the userspace backend:
 # usage and exit codes, the default mode (broker + engine) serving the
 # demo, an engine-only daemon that ends with status 1 when its broker goes
-# away, a socket path that is not a socket, and an engine that cannot
-# attach (exit 1).
+# away, a socket path that is not a socket, an engine that cannot attach
+# (exit 1), and the open-files soft limit raised to the hard one.
 #   tests/daemon/cli.sh <syshaxd> <syshax-demo>
 set -u
 daemon=${1:?usage: cli.sh <syshaxd> <syshax-demo>}
@@ -88,6 +88,25 @@ check "a missing socket directory is logged" 0 \
 	grep -q "created directory $dir/new" "$dir/new.log"
 kill -TERM "$pid"
 wait "$pid"
+
+# Started with a soft open-files limit of 256 under a higher hard one, the
+# daemon raises the soft limit to the hard one and logs it.
+hard=$(ulimit -Hn)
+if [ "$hard" = unlimited ] || [ "$hard" -le 256 ]; then
+	echo "skip: open-files limit (hard limit $hard)"
+else
+	(ulimit -Sn 256 && exec "$daemon" --foreground --no-engine \
+		--socket "$dir/nofile.sock") 2>"$dir/nofile.log" &
+	pid=$!
+	wait_log "$dir/nofile.log" "listening on"
+	soft=$(awk '/^Max open files/ { print $4 }' "/proc/$pid/limits")
+	check "open-files soft limit 256 raised to the hard $hard" 0 \
+		test "$soft" = "$hard"
+	check "and logged" 0 grep -q "open files: up to $hard (soft limit was 256)" \
+		"$dir/nofile.log"
+	kill -TERM "$pid"
+	wait "$pid"
+fi
 
 # An engine that cannot attach (no node 15 here) ends the daemon with 1,
 # so that Restart=on-failure sees it.
