@@ -4,7 +4,8 @@
 # included below; a fragment appends its outputs to ALL, its host test
 # targets to CHECKS, its installed files to INSTALLS, and the binaries the
 # VM suite runs to VM_BINS, and other files the guest needs (a daemon, a
-# helper program) to VM_FILES.
+# helper program) to VM_FILES; VM_MEMORYLESS_BINS run in a second, short
+# guest whose third CPU sits on a NUMA node without memory.
 #
 #   make              userspace (library, daemon, tools, tests)
 #   make kmod         syshax.ko against KDIR (C=1 runs sparse)
@@ -41,6 +42,7 @@ CHECKS	:=
 INSTALLS :=
 VM_BINS	:=
 VM_FILES :=
+VM_MEMORYLESS_BINS :=
 
 .PHONY: all kmod kmod-clean check check-aarch64 vm-check test install clean
 all:
@@ -68,8 +70,12 @@ kmod-clean:
 
 check: $(CHECKS)
 
-vm-check: kmod $(VM_BINS) $(VM_FILES)
-	VM_FILES="$(VM_FILES)" tests/vm/run-vm.sh $(CURDIR)/syshax.ko $(VM_BINS)
+# Both guests run; the rule fails when either did.
+vm-check: kmod $(VM_BINS) $(VM_FILES) $(VM_MEMORYLESS_BINS)
+	VM_FILES="$(VM_FILES)" tests/vm/run-vm.sh $(CURDIR)/syshax.ko $(VM_BINS); \
+	rc=$$?; \
+	VM_NUMA=memoryless tests/vm/run-vm.sh $(CURDIR)/syshax.ko $(VM_MEMORYLESS_BINS) || rc=1; \
+	exit $$rc
 
 # The host tests again, built with ASan and UBSan in a folder of their own.
 .PHONY: san-check

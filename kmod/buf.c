@@ -11,9 +11,11 @@
  */
 #include <linux/gfp.h>
 #include <linux/mm.h>
+#include <linux/nodemask.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/topology.h>
 #include <linux/xarray.h>
 
 #include "compat.h"
@@ -207,6 +209,27 @@ static struct page *syshax_alloc_piece(int nid, u32 flags, unsigned int *order,
 	}
 }
 
+/*
+ * The caller's nearest node with memory. numa_mem_id() is that only where
+ * the architecture supports memoryless nodes (CONFIG_HAVE_MEMORYLESS_NODES,
+ * not x86 or arm64): elsewhere a CPU of a node without memory gets its own
+ * node back, where __GFP_THISNODE finds nothing. Then the memory node at
+ * the smallest node_distance() is taken, the lowest numbered of equals
+ * (the first of the node's zonelist when distances differ).
+ */
+static int syshax_local_mem_node(void)
+{
+	int nid = numa_mem_id(), n, best = NUMA_NO_NODE;
+
+	if (node_state(nid, N_MEMORY))
+		return nid;
+	for_each_node_state(n, N_MEMORY)
+		if (best == NUMA_NO_NODE ||
+		    node_distance(nid, n) < node_distance(nid, best))
+			best = n;
+	return best == NUMA_NO_NODE ? nid : best;
+}
+
 struct syshax_buf *syshax_buf_alloc(u64 size, int node, u32 flags)
 {
 	struct syshax_buf *buf;
@@ -223,7 +246,7 @@ struct syshax_buf *syshax_buf_alloc(u64 size, int node, u32 flags)
 	size = PAGE_ALIGN(size);
 	if (size > syshax_max_pinned())
 		return ERR_PTR(-ENOMEM);
-	nid = node < 0 ? numa_mem_id() : node;
+	nid = node < 0 ? syshax_local_mem_node() : node;
 	pages = size >> PAGE_SHIFT;
 
 	buf = syshax_buf_new(SYSHAX_BUF_KIND_ALLOC, size);

@@ -13,8 +13,16 @@ $(B)/tests/kmod/dmabuf_test: $(B)/tests/kmod/dmabuf_test.o
 $(B)/tests/kmod/vfio_test: $(B)/tests/kmod/vfio_test.o
 	$(CC) $(LDFLAGS) -o $@ $< $(shell $(PKG_CONFIG) --libs cunit)
 
-ALL	+= $(KMOD_TESTS)
+# numa_test: BUF_ALLOC on a CPU of a memoryless NUMA node, which only the
+# second guest of make vm-check has (VM_MEMORYLESS_BINS, VM_NUMA=memoryless).
+KMOD_NUMA_TEST := $(B)/tests/kmod/numa_test
+
+$(KMOD_NUMA_TEST): %: %.o
+	$(CC) $(LDFLAGS) -o $@ $< $(shell $(PKG_CONFIG) --libs cunit)
+
+ALL	+= $(KMOD_TESTS) $(KMOD_NUMA_TEST)
 VM_BINS	+= $(KMOD_TESTS)
+VM_MEMORYLESS_BINS += $(KMOD_NUMA_TEST)
 
 # tests/kmod/compat32: a 32-bit x86 program buf_test runs in the VM to see
 # 32-bit callers refused. No libc (no i386 libc is installed): freestanding,

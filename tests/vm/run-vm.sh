@@ -7,6 +7,8 @@
 #   VM_SUITE_TIMEOUT  seconds per suite in the guest (120)
 #   VM_TIMEOUT        seconds for the whole QEMU run (600)
 #   VM_DIR            cache and work folder (build/vm under the tree)
+#   VM_NUMA           guest NUMA layout: "" (2 nodes, 1 CPU and 1 GiB each)
+#                     or "memoryless" (a third CPU on a node with no memory)
 # Exit status: 0 when every suite passed or skipped and rmmod succeeded.
 # See tests/vm/README.md for the guest's contents and the result lines.
 set -euo pipefail
@@ -21,6 +23,7 @@ suites=("$@")
 vm=${VM_DIR:-$top/build/vm}
 suite_timeout=${VM_SUITE_TIMEOUT:-120}
 vm_timeout=${VM_TIMEOUT:-600}
+vm_numa=${VM_NUMA:-}
 
 die() { echo "run-vm.sh: $*" >&2; echo "vm-check: 0 passed, ${#suites[@]} failed, 0 skipped"; exit 1; }
 
@@ -34,6 +37,28 @@ done
 # shellcheck disable=SC2086
 dups=$(for f in "${suites[@]}" ${VM_FILES:-}; do basename "$f"; done | sort | uniq -d)
 [ -z "$dups" ] || die "suites or VM_FILES with the same name: $dups"
+
+# Nodes 0 and 1: a CPU and 1 GiB each, each CPU its own socket.
+numa=(-object "memory-backend-ram,id=m0,size=1G"
+	-object "memory-backend-ram,id=m1,size=1G"
+	-numa "node,nodeid=0,cpus=0,memdev=m0"
+	-numa "node,nodeid=1,cpus=1,memdev=m1")
+case $vm_numa in
+"") cpus=2 ;;
+memoryless)
+	# Node 2: CPU 2 and no memory, nearer to node 1 than to node 0, so
+	# that "the nearest node with memory" of CPU 2 is node 1, not simply
+	# the first. A guest of its own (make vm-check boots it for
+	# tests/kmod/numa_test): syshaxd's CPU engine and suites that walk
+	# every node do not expect a node without memory yet (engine_ops,
+	# numa_split, broker_ut and vm-tools.sh failed in it).
+	cpus=3
+	numa+=(-numa "node,nodeid=2,cpus=2"
+		-numa "dist,src=0,dst=1,val=20" -numa "dist,src=0,dst=2,val=20"
+		-numa "dist,src=1,dst=2,val=12")
+	;;
+*) die "VM_NUMA=$vm_numa: use \"\" or memoryless" ;;
+esac
 
 mkdir -p "$vm"
 # Per-run files live apart so that parallel runs do not mix them.
@@ -66,6 +91,8 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 	echo "VM_MODULES='virtio_pci virtio_blk vgem vfio-pci vfio_iommu_type1'"
 	echo "VM_SUITE_TIMEOUT=$(q "$suite_timeout")"
 	echo "SYSHAX_KO_PARAMS=$(q "${SYSHAX_KO_PARAMS:-}")"
+	# Suites that need the memoryless node fail, not skip, without it.
+	[ "$vm_numa" != memoryless ] || echo "export SYSHAX_VM_MEMORYLESS_NODE=2"
 } >"$run/vm.conf"
 # shellcheck disable=SC2086
 "$here/mkinitramfs.sh" "$kver" "$kdir" "$ko" "$run/vm.conf" "$run/initrd.gz" \
@@ -75,18 +102,15 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 # timer check's window, and with interrupt remapping on the kernel then
 # panics at boot ("timer doesn't work through Interrupt-remapped IO-APIC").
 append="console=ttyS0 quiet panic=-1 no_timer_check log_buf_len=4M hugepages=64 intel_iommu=on"
-echo "run-vm.sh: booting $kver with ${#suites[@]} suite(s), limit ${vm_timeout}s"
+echo "run-vm.sh: booting $kver${vm_numa:+ ($vm_numa NUMA node)} with ${#suites[@]} suite(s), limit ${vm_timeout}s"
 start=$(date +%s)
 status=0
 # --foreground keeps QEMU in our process group: whoever stops this script
 # (Ctrl-C, an outer timeout) stops QEMU with it. sed drops the BIOS's
 # terminal escapes from the log.
 timeout --foreground -k 10 "$vm_timeout" qemu-system-x86_64 \
-	-machine q35 -smp 2,sockets=2,cores=1,threads=1 -m 2G \
-	-object memory-backend-ram,id=m0,size=1G \
-	-object memory-backend-ram,id=m1,size=1G \
-	-numa node,nodeid=0,cpus=0,memdev=m0 \
-	-numa node,nodeid=1,cpus=1,memdev=m1 \
+	-machine q35 -smp "$cpus,sockets=$cpus,cores=1,threads=1" -m 2G \
+	"${numa[@]}" \
 	-device intel-iommu -device edu,addr=03.0 -nic none \
 	-drive "file=$disk,if=virtio,format=raw,readonly=on" \
 	-nographic -vga none -no-reboot \
