@@ -74,6 +74,9 @@ void shxd_config_defaults(struct shxd_config *cfg)
 	cfg->max_jobs_ctx = DEF_MAX_JOBS_CTX;
 	cfg->max_jobs_global = DEF_MAX_JOBS_GLOBAL;
 	cfg->max_pinned_mb = DEF_MAX_PINNED_MB;
+	cfg->max_bufs_ctx = SHXD_DEF_MAX_BUFS_CTX;
+	cfg->max_bufs_user = SHXD_DEF_MAX_BUFS_USER;
+	cfg->max_ctx_user = SHXD_DEF_MAX_CTX_USER;
 	cfg->engine_threads = DEF_ENGINE_THREADS;
 	cfg->node = -1;
 	cfg->quantize = SHXK_F32;
@@ -122,6 +125,10 @@ static const struct {
 	{ "max_weight_sets",	"a whole number >= 1" },
 	{ "model_dir",		"a directory path shorter than PATH_MAX" },
 	{ "preload",		"a weights file path under model_dir" },
+	{ "max_pinned_user_mb",	"a whole number of MiB (0: half of max_pinned_mb)" },
+	{ "max_bufs_ctx",	"a whole number >= 1" },
+	{ "max_bufs_user",	"a whole number >= 1" },
+	{ "max_ctx_user",	"a whole number >= 1" },
 };
 
 const char *shxd_config_allowed(const char *key)
@@ -143,6 +150,14 @@ int shxd_config_set(struct shxd_config *cfg, const char *key,
 		return set_uint(&cfg->max_jobs_global, value, 1);
 	if (!strcmp(key, "max_pinned_mb"))
 		return parse_ull(value, ~0ULL >> 20, &cfg->max_pinned_mb);
+	if (!strcmp(key, "max_pinned_user_mb"))
+		return parse_ull(value, ~0ULL >> 20, &cfg->max_pinned_user_mb);
+	if (!strcmp(key, "max_bufs_ctx"))
+		return set_uint(&cfg->max_bufs_ctx, value, 1);
+	if (!strcmp(key, "max_bufs_user"))
+		return set_uint(&cfg->max_bufs_user, value, 1);
+	if (!strcmp(key, "max_ctx_user"))
+		return set_uint(&cfg->max_ctx_user, value, 1);
 	if (!strcmp(key, "engine_threads"))
 		return set_uint(&cfg->engine_threads, value, 1);
 	if (!strcmp(key, "omp_num_threads"))
@@ -294,6 +309,10 @@ static const struct option options[] = {
 	{ "max-weight-sets",	required_argument, NULL, OPT_KEY + 10 },
 	{ "model-dir",		required_argument, NULL, OPT_KEY + 11 },
 	{ "preload",		required_argument, NULL, OPT_KEY + 12 },
+	{ "max-pinned-user-mb",	required_argument, NULL, OPT_KEY + 13 },
+	{ "max-bufs-ctx",	required_argument, NULL, OPT_KEY + 14 },
+	{ "max-bufs-user",	required_argument, NULL, OPT_KEY + 15 },
+	{ "max-ctx-user",	required_argument, NULL, OPT_KEY + 16 },
 	{ "print-placement",	required_argument, NULL, OPT_PLACEMENT },
 	{ "config",		required_argument, NULL, OPT_CONFIG },
 	{ "no-engine",		no_argument,	   NULL, OPT_NO_ENGINE },
@@ -326,6 +345,12 @@ static void usage(FILE *f, const char *prog)
 "      --max-jobs-ctx N     queued jobs per client (default %u)\n"
 "      --max-jobs-global N  queued jobs in all (default %u)\n"
 "      --max-pinned-mb N    buffer memory in all, MiB (default 0: half of RAM)\n"
+"      --max-pinned-user-mb N  buffer memory of one user's buffers, MiB\n"
+"                           (default 0: half of max-pinned-mb); a client's\n"
+"                           RLIMIT_MEMLOCK applies too\n"
+"      --max-bufs-ctx N     buffer handles per client (default %u)\n"
+"      --max-bufs-user N    buffers and exported fds per user (default %u)\n"
+"      --max-ctx-user N     open clients per user (default %u)\n"
 "      --engine-threads N   engine threads (default %u)\n"
 "      --node N             NUMA node the engine threads run on (default -1)\n"
 "\n"
@@ -349,8 +374,10 @@ static void usage(FILE *f, const char *prog)
 "\n"
 "The environment overrides the config file; options override both.\n"
 "See syshaxd(8) and docs/engine.md.\n",
-		prog, DEF_MAX_JOBS_CTX, DEF_MAX_JOBS_GLOBAL, DEF_ENGINE_THREADS,
-		DEF_MAX_BATCH, DEF_MAX_WSETS);
+		prog, DEF_MAX_JOBS_CTX, DEF_MAX_JOBS_GLOBAL,
+		SHXD_DEF_MAX_BUFS_CTX, SHXD_DEF_MAX_BUFS_USER,
+		SHXD_DEF_MAX_CTX_USER, DEF_ENGINE_THREADS, DEF_MAX_BATCH,
+		DEF_MAX_WSETS);
 }
 
 static const char *set_error(int err)

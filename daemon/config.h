@@ -28,6 +28,11 @@ struct shxd_config {
 	unsigned int max_jobs_ctx;	/* queued jobs per client context */
 	unsigned int max_jobs_global;	/* queued jobs in all */
 	unsigned long long max_pinned_mb;	/* all buffers; 0: half of RAM */
+	/* One user's buffers; 0: half of max_pinned_mb. */
+	unsigned long long max_pinned_user_mb;
+	unsigned int max_bufs_ctx;	/* handles per client context */
+	unsigned int max_bufs_user;	/* buffers and exports per uid */
+	unsigned int max_ctx_user;	/* contexts per uid */
 	unsigned int engine_threads;
 	int node;			/* NUMA node of the engines, -1: any */
 	/* The CPU engine. The sysHAX knobs keep their names and meaning:

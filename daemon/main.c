@@ -151,6 +151,10 @@ static int run_broker(const struct shxd_config *cfg, struct engine_thread *t,
 		.max_jobs_ctx = cfg->max_jobs_ctx,
 		.max_jobs_global = cfg->max_jobs_global,
 		.max_pinned_bytes = cfg->max_pinned_mb << 20,
+		.max_pinned_user_bytes = cfg->max_pinned_user_mb << 20,
+		.max_bufs_ctx = cfg->max_bufs_ctx,
+		.max_bufs_user = cfg->max_bufs_user,
+		.max_ctx_user = cfg->max_ctx_user,
 		.engine_gid = (gid_t)-1,
 	};
 	unsigned int n = engines ? cfg->engine_threads : 0;

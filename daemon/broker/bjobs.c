@@ -401,10 +401,12 @@ int bk_complete(struct shxd_broker *b, struct bk_conn *c,
 static int ref_lookup(void *priv, __u64 handle, __u64 *size, __u32 *access)
 {
 	struct bk_conn *c = priv;
+	struct shxd_membuf *mb;
 
-	if (!handle || handle >= c->nr_handles || !c->handles[handle])
+	mb = bk_handle_get(&c->handles, handle);
+	if (!mb)
 		return -EBADF;
-	*size = c->handles[handle]->size;
+	*size = mb->size;
 	*access = SYSHAX_ACCESS_RW;
 	return 0;
 }
@@ -434,7 +436,7 @@ static int queue_one(struct shxd_broker *b, struct bk_conn *c,
 	j->ej.pad = 0;
 	j->ej.job = *job;
 	for (i = 0; i < job->nr_refs; i++) {
-		j->bufs[i] = c->handles[job->refs[i].buf];
+		j->bufs[i] = bk_handle_get(&c->handles, job->refs[i].buf);
 		j->bufs[i]->refs++;
 		j->ej.job.refs[i].buf = j->bufs[i]->id;
 	}

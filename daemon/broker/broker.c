@@ -35,191 +35,6 @@ int64_t bk_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* ---- Buffers ------------------------------------------------------------ */
-
-static int buf_add(struct shxd_broker *b, struct shxd_membuf *mb)
-{
-	if (b->nr_bufs == b->cap_bufs) {
-		size_t n = b->cap_bufs * 2 + 16;
-		struct shxd_membuf **p = realloc(b->bufs, n * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		b->bufs = p;
-		b->cap_bufs = n;
-	}
-	mb->id = ++b->next_buf_id;
-	b->bufs[b->nr_bufs++] = mb;
-	b->pinned += mb->size;
-	return 0;
-}
-
-void bk_buf_put(struct shxd_broker *b, struct shxd_membuf *mb)
-{
-	size_t i;
-
-	if (--mb->refs)
-		return;
-	for (i = 0; i < b->nr_bufs; i++)
-		if (b->bufs[i] == mb) {
-			b->bufs[i] = b->bufs[--b->nr_bufs];
-			break;
-		}
-	b->pinned -= mb->size;
-	shxd_membuf_destroy(mb);
-}
-
-/* The lowest free handle (from 1) in c now names mb, with a reference. */
-static int handle_new(struct bk_conn *c, struct shxd_membuf *mb,
-		      uint32_t *handle)
-{
-	uint32_t h;
-
-	for (h = 1; h < c->nr_handles && c->handles[h]; h++)
-		;
-	if (h >= c->nr_handles) {
-		uint32_t n = c->nr_handles * 2 + 16;
-		struct shxd_membuf **p = realloc(c->handles, n * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		memset(p + c->nr_handles, 0,
-		       (n - c->nr_handles) * sizeof(*p));
-		c->handles = p;
-		c->nr_handles = n;
-	}
-	c->handles[h] = mb;
-	mb->refs++;
-	*handle = h;
-	return 0;
-}
-
-static struct shxd_membuf *handle_get(struct bk_conn *c, uint32_t h)
-{
-	return h && h < c->nr_handles ? c->handles[h] : NULL;
-}
-
-static int do_alloc(struct shxd_broker *b, struct bk_conn *c,
-		    struct syshax_buf_alloc_args *a, int *fd)
-{
-	struct shxd_membuf *mb;
-	int ret;
-
-	if ((a->flags & ~SYSHAX_BUF_ALLOC_FLAGS) || a->pad)
-		return -EINVAL;
-	if (a->size && a->size <= SHXD_MAX_BUF_SIZE &&
-	    b->pinned + a->size > b->conf.max_pinned_bytes)
-		return -ENOMEM;
-	ret = shxd_membuf_create(a->size, a->node, a->flags, &mb);
-	if (ret)
-		return ret;
-	ret = buf_add(b, mb);
-	if (ret) {
-		shxd_membuf_destroy(mb);
-		return ret;
-	}
-	ret = handle_new(c, mb, &a->handle);
-	if (ret) {
-		mb->refs = 1;
-		bk_buf_put(b, mb);
-		return ret;
-	}
-	a->size = mb->size;
-	a->id = mb->id;
-	a->mmap_offset = 0;
-	*fd = mb->fd;
-	return 0;
-}
-
-static int do_free(struct shxd_broker *b, struct bk_conn *c,
-		   const struct syshax_buf_free_args *f)
-{
-	struct shxd_membuf *mb = handle_get(c, f->handle);
-
-	if (f->pad)
-		return -EINVAL;
-	if (!mb)
-		return -EBADF;
-	c->handles[f->handle] = NULL;
-	bk_buf_put(b, mb);
-	return 0;
-}
-
-static int do_info(struct bk_conn *c, struct syshax_buf_info_args *i)
-{
-	struct shxd_membuf *mb = handle_get(c, i->handle);
-
-	if (!mb)
-		return -EBADF;
-	i->kind = SYSHAX_BUF_KIND_ALLOC;
-	i->size = mb->size;
-	i->mmap_offset = 0;
-	i->id = mb->id;
-	i->chunk_size = mb->chunk_size;
-	i->nr_chunks = (uint32_t)(mb->size / mb->chunk_size);
-	i->node = mb->node;
-	i->flags = mb->flags;
-	memcpy(i->node_bytes, mb->node_bytes, sizeof(i->node_bytes));
-	return 0;
-}
-
-static int do_export(struct bk_conn *c, struct syshax_buf_export_args *e,
-		     int *fd)
-{
-	struct shxd_membuf *mb = handle_get(c, e->handle);
-
-	if ((e->flags & ~SYSHAX_EXPORT_FLAGS) || e->pad)
-		return -EINVAL;
-	if (!mb)
-		return -EBADF;
-	*fd = mb->fd;
-	e->fd = -1;		/* the client's number for it is its own */
-	return 0;
-}
-
-/* An fd names a buffer when it is one of our memfds: same inode. */
-static int do_import(struct shxd_broker *b, struct bk_conn *c,
-		     struct syshax_buf_import_args *i, int fd)
-{
-	struct shxd_membuf *mb = NULL;
-	struct stat st;
-	size_t k;
-	int ret;
-
-	if (i->flags || i->pad)
-		return -EINVAL;
-	if (fd < 0 || fstat(fd, &st))
-		return -EBADF;
-	for (k = 0; k < b->nr_bufs; k++)
-		if (b->bufs[k]->dev == st.st_dev &&
-		    b->bufs[k]->ino == st.st_ino)
-			mb = b->bufs[k];
-	if (!mb)
-		return -EINVAL;
-	ret = handle_new(c, mb, &i->handle);
-	if (ret)
-		return ret;
-	i->size = mb->size;
-	i->mmap_offset = 0;
-	i->id = mb->id;
-	return 0;
-}
-
-static int do_map(struct shxd_broker *b, struct bk_conn *c,
-		  struct syshax_engine_map_args *m, int *fd)
-{
-	struct shxd_membuf *mb;
-	int ret;
-
-	ret = bk_map_check(b, c, m->id, &mb);
-	if (ret)
-		return ret;
-	m->mmap_offset = 0;
-	m->size = mb->size;
-	*fd = mb->fd;
-	return 0;
-}
-
 static void do_version(struct shxd_broker *b, struct syshax_version_args *v)
 {
 	memset(v, 0, sizeof(*v));
@@ -285,17 +100,12 @@ void bk_reply(struct bk_conn *c, int ret, const void *args, size_t args_len,
 
 static void conn_close(struct shxd_broker *b, struct bk_conn *c)
 {
-	uint32_t h;
-
 	if (c->dead)
 		return;
 	bk_conn_jobs_release(b, c);
-	for (h = 0; h < c->nr_handles; h++)
-		if (c->handles[h])
-			bk_buf_put(b, c->handles[h]);
-	free(c->handles);
-	c->handles = NULL;
-	c->nr_handles = 0;
+	bk_buf_conn_gone(b, c);
+	c->user->nr_conns--;
+	bk_user_idle(b, c->user);
 	epoll_ctl(b->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	epoll_ctl(b->epfd, EPOLL_CTL_DEL, c->evfd, NULL);
 	close(c->fd);
@@ -340,6 +150,34 @@ static int ev_probe(int ev, int peer, unsigned int *bytes)
 	return 0;
 }
 
+/*
+ * Out of descriptors, a pending connection would wake the loop again and
+ * again: the spare descriptor is given up to accept it and close it at
+ * once (the client sees the connection end), then taken back.
+ */
+static void refuse_one(struct shxd_broker *b)
+{
+	int fd;
+
+	if (b->spare_fd >= 0)
+		close(b->spare_fd);
+	fd = accept4(b->lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	b->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* A connection refused for its user's limit: the welcome says why. */
+static void refuse_user(int fd, int err)
+{
+	struct shrt_welcome w = { 0 };
+	struct shrt_rep hdr = { .ret = err, .len = sizeof(w) };
+	struct iovec iov[2] = { { &hdr, sizeof(hdr) }, { &w, sizeof(w) } };
+
+	send_fd_msg(fd, iov, 2, -1);
+	close(fd);
+}
+
 static void accept_one(struct shxd_broker *b)
 {
 	struct shrt_welcome w = { SHRT_PROTO_MAGIC, SHRT_PROTO_VERSION };
@@ -350,13 +188,26 @@ static void accept_one(struct shxd_broker *b)
 	socklen_t len = sizeof(cred);
 	int sv[2] = { -1, -1 }, fd, sndbuf;
 	struct bk_conn *c;
+	struct bk_user *u;
 
 	fd = accept4(b->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE)
+			refuse_one(b);
 		return;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		close(fd);
+		return;
+	}
+	u = bk_user_get(b, cred.uid);
+	if (!u || u->nr_conns >= b->conf.max_ctx_user) {
+		refuse_user(fd, u ? -EUSERS : -ENOMEM);
+		return;
+	}
+	u->nr_conns++;
 	c = calloc(1, sizeof(*c));
-	if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+	if (!c || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		goto err;
 	c->cap_cpls = b->conf.max_jobs_ctx;
 	c->cpls = calloc(c->cap_cpls, sizeof(*c->cpls));
@@ -377,9 +228,11 @@ static void accept_one(struct shxd_broker *b)
 	c->pid = cred.pid;
 	c->uid = cred.uid;
 	c->gid = cred.gid;
+	c->user = u;
+	c->memlock = bk_client_memlock(b, cred.pid, cred.uid);
 	c->id = ++b->next_ctx_id;
-	c->req_tag = (struct bk_tag){ BK_REQ, c };
-	c->ev_tag = (struct bk_tag){ BK_EV, c };
+	c->req_tag = (struct bk_tag){ .kind = BK_REQ, .c = c };
+	c->ev_tag = (struct bk_tag){ .kind = BK_EV, .c = c };
 	if (send_fd_msg(fd, iov, 2, sv[1]))
 		goto err;
 	close(sv[1]);
@@ -402,6 +255,8 @@ err:
 		free(c->cpls);
 	free(c);
 	close(fd);
+	u->nr_conns--;
+	bk_user_idle(b, u);
 }
 
 /* Runs one request; the reply carries the args back (as ioctl does). */
@@ -409,7 +264,7 @@ static void dispatch(struct shxd_broker *b, struct bk_conn *c,
 		     const struct shrt_req *req, void *args, size_t args_len,
 		     const void *extra, size_t extra_len, int fd_in)
 {
-	int ret = 0, fd_out = -1;
+	int ret = 0, fd_out = -1, own_out = 0;
 
 	switch (req->cmd) {
 	case SYSHAX_IOC_VERSION:
@@ -419,19 +274,22 @@ static void dispatch(struct shxd_broker *b, struct bk_conn *c,
 		do_stats(b, args);
 		break;
 	case SYSHAX_IOC_BUF_ALLOC:
-		ret = do_alloc(b, c, args, &fd_out);
+		ret = bk_buf_alloc(b, c, args);
+		if (ret == BK_PENDING)
+			return;
 		break;
 	case SYSHAX_IOC_BUF_FREE:
-		ret = do_free(b, c, args);
+		ret = bk_buf_free(b, c, args);
 		break;
 	case SYSHAX_IOC_BUF_INFO:
-		ret = do_info(c, args);
+		ret = bk_buf_info(c, args);
 		break;
 	case SYSHAX_IOC_BUF_EXPORT:
-		ret = do_export(c, args, &fd_out);
+		ret = bk_buf_export(b, c, args, &fd_out);
+		own_out = 1;
 		break;
 	case SYSHAX_IOC_BUF_IMPORT:
-		ret = do_import(b, c, args, fd_in);
+		ret = bk_buf_import(b, c, args, fd_in, &fd_out);
 		break;
 	case SYSHAX_IOC_BUF_REGISTER:
 		ret = -EOPNOTSUPP;	/* memory of another process: no */
@@ -449,7 +307,7 @@ static void dispatch(struct shxd_broker *b, struct bk_conn *c,
 		bk_fetch_cancel(b, c);
 		return;
 	case SYSHAX_IOC_ENGINE_MAP:
-		ret = do_map(b, c, args, &fd_out);
+		ret = bk_buf_map(b, c, args, &fd_out);
 		break;
 	case SYSHAX_IOC_ENGINE_COMPLETE:
 		ret = bk_complete(b, c, args, extra, extra_len);
@@ -461,6 +319,8 @@ static void dispatch(struct shxd_broker *b, struct bk_conn *c,
 		break;
 	}
 	bk_reply(c, ret, args, args_len, NULL, 0, ret < 0 ? -1 : fd_out);
+	if (own_out && fd_out >= 0)
+		close(fd_out);
 }
 
 /* Reads and runs up to REQ_BURST requests; closes c when its peer left. */
@@ -468,7 +328,8 @@ static void serve_conn(struct shxd_broker *b, struct bk_conn *c)
 {
 	int burst;
 
-	for (burst = 0; burst < REQ_BURST && !c->broken; burst++) {
+	for (burst = 0; burst < REQ_BURST && !c->broken && !c->pending;
+	     burst++) {
 		struct shrt_req *req = b->rx;
 		struct iovec iov = { b->rx, SHRT_MAX_MSG };
 		union {
@@ -537,6 +398,14 @@ static void on_event(struct shxd_broker *b, const struct epoll_event *ev)
 		accept_one(b);
 		return;
 	}
+	if (t->kind == BK_POP) {
+		bk_buf_alloc_events(b);
+		return;
+	}
+	if (t->kind == BK_EXP) {
+		bk_buf_export_event(b, t->x);
+		return;
+	}
 	if (c->dead)
 		return;
 	if (t->kind == BK_EV) {
@@ -544,6 +413,11 @@ static void on_event(struct shxd_broker *b, const struct epoll_event *ev)
 			c->broken = 1;
 		else if (ev->events & EPOLLOUT)
 			bk_flush(b, c);
+	} else if (c->pending) {
+		/* Not read until its allocation is answered; a hang-up is
+		 * reported all the same, and would come again and again. */
+		if (ev->events & (EPOLLHUP | EPOLLERR))
+			c->broken = 1;
 	} else {
 		serve_conn(b, c);
 	}
@@ -650,6 +524,17 @@ static int listen_path(struct shxd_broker *b)
 	return ret;
 }
 
+static void close_fds(struct shxd_broker *b)
+{
+	int *fds[] = { &b->lfd, &b->epfd, &b->spare_fd, &b->pop_pipe[0],
+		       &b->pop_pipe[1] };
+	size_t i;
+
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+}
+
 int shxd_broker_create(const struct shxd_broker_conf *conf,
 		       struct shxd_broker **out)
 {
@@ -662,6 +547,8 @@ int shxd_broker_create(const struct shxd_broker_conf *conf,
 		return -ENOMEM;
 	b->lfd = -1;
 	b->epfd = -1;
+	b->pop_pipe[0] = -1;
+	b->pop_pipe[1] = -1;
 	b->conf = *conf;
 	if (!b->conf.socket_mode)
 		b->conf.socket_mode = 0666;
@@ -672,6 +559,14 @@ int shxd_broker_create(const struct shxd_broker_conf *conf,
 	if (!b->conf.max_pinned_bytes)
 		b->conf.max_pinned_bytes = (unsigned long long)
 			sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 2;
+	if (!b->conf.max_pinned_user_bytes)
+		b->conf.max_pinned_user_bytes = b->conf.max_pinned_bytes / 2;
+	if (!b->conf.max_bufs_ctx)
+		b->conf.max_bufs_ctx = SHXD_DEF_MAX_BUFS_CTX;
+	if (!b->conf.max_bufs_user)
+		b->conf.max_bufs_user = SHXD_DEF_MAX_BUFS_USER;
+	if (!b->conf.max_ctx_user)
+		b->conf.max_ctx_user = SHXD_DEF_MAX_CTX_USER;
 	b->euid = geteuid();
 	if (conf->socket_path) {
 		ret = strlen(conf->socket_path) < sizeof(b->path) ? 0 :
@@ -694,7 +589,9 @@ int shxd_broker_create(const struct shxd_broker_conf *conf,
 	b->epfd = epoll_create1(EPOLL_CLOEXEC);
 	b->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
 			0);
-	if (b->epfd < 0 || b->lfd < 0) {
+	b->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (b->epfd < 0 || b->lfd < 0 || b->spare_fd < 0 ||
+	    pipe2(b->pop_pipe, O_CLOEXEC | O_NONBLOCK)) {
 		ret = -errno;
 		goto err;
 	}
@@ -704,13 +601,13 @@ int shxd_broker_create(const struct shxd_broker_conf *conf,
 	b->listen_tag.kind = BK_LISTEN;
 	ev.data.ptr = &b->listen_tag;
 	epoll_ctl(b->epfd, EPOLL_CTL_ADD, b->lfd, &ev);
+	b->pop_tag.kind = BK_POP;
+	ev.data.ptr = &b->pop_tag;
+	epoll_ctl(b->epfd, EPOLL_CTL_ADD, b->pop_pipe[0], &ev);
 	*out = b;
 	return 0;
 err:
-	if (b->lfd >= 0)
-		close(b->lfd);
-	if (b->epfd >= 0)
-		close(b->epfd);
+	close_fds(b);
 	bk_jobs_fini(b);
 	free(b->rx);
 	free(b);
@@ -734,11 +631,11 @@ void shxd_broker_destroy(struct shxd_broker *b)
 	while (b->conns)
 		conn_close(b, b->conns);
 	reap_dead(b);
-	close(b->lfd);
-	close(b->epfd);
+	bk_buf_exports_fini(b);
+	bk_buf_fini(b);
+	close_fds(b);
 	unlink(b->path);
 	bk_jobs_fini(b);
-	free(b->bufs);
 	free(b->rx);
 	free(b);
 }

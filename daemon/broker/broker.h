@@ -27,6 +27,11 @@
 #define SHXD_DEF_MAX_JOBS_CTX		1024	/* jobs one context may hold */
 #define SHXD_DEF_MAX_JOBS_GLOBAL	8192	/* jobs all contexts may hold */
 #define SHXD_DEF_MAX_SUBMIT		128	/* jobs per SUBMIT */
+/* Each buffer holds a memfd open in the daemon, each context two sockets:
+ * these keep one user from taking every descriptor. */
+#define SHXD_DEF_MAX_BUFS_CTX		4096	/* handles one context holds */
+#define SHXD_DEF_MAX_BUFS_USER		4096	/* buffers charged to a uid */
+#define SHXD_DEF_MAX_CTX_USER		256	/* contexts a uid has open */
 
 struct shxd_broker_conf {
 	/* NULL: /run/syshax/syshaxd.sock as root, else
@@ -42,6 +47,12 @@ struct shxd_broker_conf {
 	unsigned int max_jobs_global;
 	/* Cap on buffer bytes; 0: half the machine's memory. */
 	unsigned long long max_pinned_bytes;
+	/* Cap on the bytes of the buffers one uid made; 0: half of
+	 * max_pinned_bytes. A client's RLIMIT_MEMLOCK applies too (unless it
+	 * has CAP_IPC_LOCK or is the daemon's own user). */
+	unsigned long long max_pinned_user_bytes;
+	/* 0: the SHXD_DEF_ defaults above. */
+	unsigned int max_bufs_ctx, max_bufs_user, max_ctx_user;
 	/* Group whose members may attach engines besides root and the
 	 * daemon's own user; (gid_t)-1: none. */
 	gid_t engine_gid;

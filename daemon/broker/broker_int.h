@@ -10,16 +10,47 @@
 
 #include "broker.h"
 #include "cpl_check.h"
+#include "hmap.h"
 #include "membuf.h"
 #include "syshax.h"
 
+struct bk_export;
+
 /* What an epoll event points at. */
 struct bk_tag {
-	int kind;		/* BK_LISTEN, BK_REQ, BK_EV */
-	struct bk_conn *c;
+	int kind;		/* BK_LISTEN, BK_REQ, BK_EV, BK_POP, BK_EXP */
+	union {
+		struct bk_conn *c;
+		struct bk_export *x;
+	};
 };
 
-enum { BK_LISTEN, BK_REQ, BK_EV };
+enum { BK_LISTEN, BK_REQ, BK_EV, BK_POP, BK_EXP };
+
+/* A request answered later (bk_buf_alloc), not an errno. */
+#define BK_PENDING	1
+
+/* Handles run cyclically over 1..SHXD_HANDLE_MAX, as the module's. */
+#define SHXD_HANDLE_MAX		4194303U
+
+/* A connection's handles (handles.c). */
+struct bk_handles {
+	struct shrt_hmap map;	/* handle -> struct shxd_membuf */
+	uint32_t next;		/* the last number handed out */
+};
+
+/* What one uid holds (users.c); freed when it holds nothing. */
+struct bk_user {
+	struct bk_user *next;
+	uid_t uid;
+	unsigned int nr_conns;
+	/* Buffers charged to it (allocations running too) and the fds it
+	 * exported: each holds a descriptor in the daemon. */
+	unsigned int nr_bufs;
+	uint64_t pinned;	/* bytes of those */
+};
+
+struct bk_pending;
 
 /* One connection: a client context, and an engine once attached. */
 struct bk_conn {
@@ -31,11 +62,13 @@ struct bk_conn {
 	pid_t pid;
 	uid_t uid;
 	gid_t gid;
+	struct bk_user *user;		/* uid's */
+	uint64_t memlock;		/* its RLIMIT_MEMLOCK; UINT64_MAX: none */
 	int broken;			/* a send failed: close it */
 	int dead;			/* closed, freed after this round */
 
-	struct shxd_membuf **handles;	/* [handle], NULL when free */
-	uint32_t nr_handles;
+	struct bk_handles handles;
+	struct bk_pending *pending;	/* a BUF_ALLOC being populated */
 
 	/* max_jobs_ctx counts nr_jobs + nr_cpls + in_sock. The client's
 	 * own reaped count is not trusted: in_sock comes from the event
@@ -75,6 +108,7 @@ struct shxd_broker {
 	char path[108];
 	int made_dir;			/* create made path's directory */
 	int lfd, epfd;
+	int spare_fd;			/* given up to refuse at EMFILE */
 	struct bk_tag listen_tag;
 	uid_t euid;
 	struct bk_conn *conns;
@@ -82,11 +116,18 @@ struct shxd_broker {
 	void *rx;			/* one request (SHRT_MAX_MSG) */
 	uint32_t next_ctx_id, next_engine_id;
 
+	struct bk_user *users;
+
 	/* Buffers alive (membuf.refs > 0), for import and stats. */
 	struct shxd_membuf **bufs;
 	size_t nr_bufs, cap_bufs;
 	uint64_t next_buf_id;
 	uint64_t pinned;
+	uint64_t reserved;		/* by allocations running */
+	struct bk_pending *pending;
+	int pop_pipe[2];		/* their threads post here */
+	struct bk_tag pop_tag;
+	struct bk_export *exports;	/* exported fds alive */
 
 	/* Jobs. */
 	struct bk_job *slots;
@@ -99,11 +140,54 @@ struct shxd_broker {
 };
 
 int64_t bk_now_ns(void);
-void bk_buf_put(struct shxd_broker *b, struct shxd_membuf *mb);
 /* Sends a reply (header, args, array, optional fd); a peer that cannot
  * take it is marked broken and closed by the loop. */
 void bk_reply(struct bk_conn *c, int ret, const void *args, size_t args_len,
 	      const void *extra, size_t extra_len, int fd);
+
+/* handles.c: -ENOSPC when all numbers are live, -ENOMEM. */
+int bk_handle_add(struct bk_handles *h, struct shxd_membuf *mb,
+		  uint32_t *handle);
+struct shxd_membuf *bk_handle_get(const struct bk_handles *h, uint64_t handle);
+/* Removes handle; returns its buffer, NULL if it was not live. */
+struct shxd_membuf *bk_handle_del(struct bk_handles *h, uint64_t handle);
+
+/* users.c */
+/* uid's record, made when missing (NULL: no memory). */
+struct bk_user *bk_user_get(struct shxd_broker *b, uid_t uid);
+/* Frees u when it holds nothing. */
+void bk_user_idle(struct shxd_broker *b, struct bk_user *u);
+uint64_t bk_client_memlock(const struct shxd_broker *b, pid_t pid, uid_t uid);
+/* 0, -ENOSPC (max_bufs_user) or -ENOMEM (a byte cap). */
+int bk_user_may_pin(const struct shxd_broker *b, const struct bk_conn *c,
+		    uint64_t size);
+
+/* bufs.c: the buffer requests; 0 or -errno, BK_PENDING from alloc. */
+int bk_buf_alloc(struct shxd_broker *b, struct bk_conn *c,
+		 struct syshax_buf_alloc_args *a);
+int bk_buf_free(struct shxd_broker *b, struct bk_conn *c,
+		const struct syshax_buf_free_args *f);
+int bk_buf_info(struct bk_conn *c, struct syshax_buf_info_args *i);
+/* *fd: a new fd the caller closes once the reply carried it. */
+int bk_buf_export(struct shxd_broker *b, struct bk_conn *c,
+		  struct syshax_buf_export_args *e, int *fd);
+/* *fd_out: the buffer's memfd, for the client to map. */
+int bk_buf_import(struct shxd_broker *b, struct bk_conn *c,
+		  struct syshax_buf_import_args *i, int fd, int *fd_out);
+/* x's fd hung up: its last copy is closed. */
+void bk_buf_export_event(struct shxd_broker *b, struct bk_export *x);
+/* Drops every export (the broker is going). */
+void bk_buf_exports_fini(struct shxd_broker *b);
+int bk_buf_map(struct shxd_broker *b, struct bk_conn *c,
+	       struct syshax_engine_map_args *m, int *fd);
+/* Drops a reference (a handle's, a job's); the last one frees it. */
+void bk_buf_put(struct shxd_broker *b, struct shxd_membuf *mb);
+/* Answers the allocations whose threads posted to pop_pipe. */
+void bk_buf_alloc_events(struct shxd_broker *b);
+/* Drops c's handles; its running allocation finishes unanswered. */
+void bk_buf_conn_gone(struct shxd_broker *b, struct bk_conn *c);
+/* Waits for running allocations; frees the buffer table. */
+void bk_buf_fini(struct shxd_broker *b);
 
 /* bjobs.c */
 int bk_jobs_init(struct shxd_broker *b);

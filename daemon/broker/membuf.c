@@ -136,6 +136,14 @@ static int fill(struct shxd_membuf *mb, unsigned int mfd_flags)
 	return ret;
 }
 
+int shxd_membuf_check(uint64_t size, int node, uint32_t flags)
+{
+	if (!size || size > SHXD_MAX_BUF_SIZE || !node_ok(node) ||
+	    (flags & ~SYSHAX_BUF_ALLOC_FLAGS))
+		return -EINVAL;
+	return 0;
+}
+
 int shxd_membuf_create(uint64_t size, int node, uint32_t flags,
 		       struct shxd_membuf **out)
 {
@@ -143,11 +151,12 @@ int shxd_membuf_create(uint64_t size, int node, uint32_t flags,
 	uint64_t huge = (size + HUGE_SIZE - 1) & ~(HUGE_SIZE - 1);
 	struct shxd_membuf *mb;
 	struct stat st;
-	int ret = -ENOMEM;
+	int ret;
 
-	if (!size || size > SHXD_MAX_BUF_SIZE || !node_ok(node) ||
-	    (flags & ~SYSHAX_BUF_ALLOC_FLAGS))
-		return -EINVAL;
+	ret = shxd_membuf_check(size, node, flags);
+	if (ret)
+		return ret;
+	ret = -ENOMEM;
 	mb = calloc(1, sizeof(*mb));
 	if (!mb)
 		return -ENOMEM;

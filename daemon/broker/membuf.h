@@ -22,7 +22,11 @@ struct shxd_membuf {
 	uint32_t chunk_size;	/* 2 MiB for hugetlb, else the page size */
 	uint64_t node_bytes[SYSHAX_MAX_NODES];	/* where the pages are */
 	unsigned int refs;	/* handles, queued/in-flight jobs, engine maps */
+	uid_t uid;		/* the user it is charged to */
 };
+
+/* The checks of shxd_membuf_create() alone: 0 or -EINVAL. */
+int shxd_membuf_check(uint64_t size, int node, uint32_t flags);
 
 /* A zeroed, populated buffer of at least size bytes: hugetlb when enough
  * huge pages are free, else shmem with transparent huge pages asked for.

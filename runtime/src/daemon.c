@@ -333,39 +333,39 @@ static int d_stats(struct syshax *sh, struct syshax_stats_args *st)
 	return call(sh, SYSHAX_IOC_STATS, st, sizeof(*st));
 }
 
+static void free_fd(struct shrt_buf_fd *b)
+{
+	if (b) {
+		close(b->fd);
+		free(b);
+	}
+}
+
 /* Keeps the memfd and size of a new handle (owns fd from here on). */
 static int keep_fd(struct syshax *sh, uint32_t handle, int fd, uint64_t size)
 {
-	int ret = 0;
+	struct shrt_buf_fd *b = malloc(sizeof(*b));
+	int ret = -ENOMEM;
 
 	pthread_mutex_lock(&sh->fd_lock);
-	if (handle >= sh->nr_buf_fds) {
-		uint32_t n = handle * 2 + 16, i;
-		struct shrt_buf_fd *p = realloc(sh->buf_fds, n * sizeof(*p));
-
-		if (!p) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		for (i = sh->nr_buf_fds; i < n; i++)
-			p[i] = (struct shrt_buf_fd){ .fd = -1 };
-		sh->buf_fds = p;
-		sh->nr_buf_fds = n;
+	if (b) {
+		*b = (struct shrt_buf_fd){ .fd = fd, .size = size };
+		/* A number the broker handed out again: its old entry went
+		 * with the free that ended it. */
+		free_fd(shrt_hmap_del(&sh->buf_fds, handle));
+		ret = shrt_hmap_put(&sh->buf_fds, handle, b);
 	}
-	if (sh->buf_fds[handle].fd >= 0)
-		close(sh->buf_fds[handle].fd);
-	sh->buf_fds[handle].fd = fd;
-	sh->buf_fds[handle].size = size;
-out:
 	pthread_mutex_unlock(&sh->fd_lock);
-	if (ret)
+	if (ret) {
+		free(b);
 		close(fd);
+	}
 	return ret;
 }
 
 /*
  * Handle table updates happen under req_lock together with the request
- * that made or ended the handle: the broker reuses handle numbers, so a
+ * that made or ended the handle: the broker may hand a number out again, so a
  * free in one thread and an alloc in another must reach the table in the
  * order the broker saw them.
  */
@@ -411,10 +411,7 @@ static int d_buf_free(struct syshax *sh, uint32_t handle)
 	ret = call_locked(sh, SYSHAX_IOC_BUF_FREE, &f, sizeof(f));
 	if (ret >= 0) {
 		pthread_mutex_lock(&sh->fd_lock);
-		if (handle < sh->nr_buf_fds && sh->buf_fds[handle].fd >= 0) {
-			close(sh->buf_fds[handle].fd);
-			sh->buf_fds[handle].fd = -1;
-		}
+		free_fd(shrt_hmap_del(&sh->buf_fds, handle));
 		pthread_mutex_unlock(&sh->fd_lock);
 	}
 	pthread_mutex_unlock(&sh->req_lock);
@@ -452,16 +449,15 @@ static int d_buf_import(struct syshax *sh, struct syshax_buf_import_args *i)
 		.cmd = SYSHAX_IOC_BUF_IMPORT, .args = i, .args_len = sizeof(*i),
 		.fd_in = i->fd,
 	};
-	int ret, fd;
+	int ret;
 
 	if (i->fd < 0)
 		return -EBADF;
 	pthread_mutex_lock(&sh->req_lock);
 	ret = rpc_locked(sh, &r);
-	if (ret >= 0) {
-		fd = fcntl(i->fd, F_DUPFD_CLOEXEC, 0);
-		ret = keep_or_free_locked(sh, i->handle, fd, i->size);
-	}
+	/* The fd given names the buffer; the reply's maps it. */
+	if (ret >= 0)
+		ret = keep_or_free_locked(sh, i->handle, r.fd_out, i->size);
 	pthread_mutex_unlock(&sh->req_lock);
 	return ret;
 }
@@ -476,10 +472,10 @@ static int d_buf_mmap(struct syshax *sh, const struct syshax_buffer *buf,
 	int err = EBADF;
 
 	pthread_mutex_lock(&sh->fd_lock);
-	b = buf->handle < sh->nr_buf_fds ? &sh->buf_fds[buf->handle] : NULL;
-	if (b && b->fd >= 0 && b->size != buf->size) {
+	b = shrt_hmap_get(&sh->buf_fds, buf->handle);
+	if (b && b->size != buf->size) {
 		err = EINVAL;
-	} else if (b && b->fd >= 0) {
+	} else if (b) {
 		p = mmap(NULL, buf->size, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 b->fd, 0);
 		err = errno;
@@ -720,10 +716,10 @@ static void d_close(struct syshax *sh)
 {
 	uint32_t i;
 
-	for (i = 0; i < sh->nr_buf_fds; i++)
-		if (sh->buf_fds[i].fd >= 0)
-			close(sh->buf_fds[i].fd);
-	free(sh->buf_fds);
+	for (i = 0; i < sh->buf_fds.cap; i++)
+		if (sh->buf_fds.keys[i])
+			free_fd(sh->buf_fds.vals[i]);
+	shrt_hmap_free(&sh->buf_fds);
 	if (sh->evfd >= 0)
 		close(sh->evfd);
 	if (sh->fd >= 0)

@@ -11,8 +11,9 @@
  *    ENGINE_COMPLETE); user pointers inside args are ignored. A reply is a
  *    struct shrt_rep, then the args as the ioctl would have written them,
  *    then the fetched jobs for ENGINE_FETCH. File descriptors travel as
- *    SCM_RIGHTS: the memfd in replies to BUF_ALLOC, BUF_EXPORT and
- *    ENGINE_MAP, the caller's fd in a BUF_IMPORT request.
+ *    SCM_RIGHTS: the memfd in replies to BUF_ALLOC, BUF_IMPORT and
+ *    ENGINE_MAP; a new export socket (daemon/broker/bufs.c) in a reply to
+ *    BUF_EXPORT, which the caller sends back in a BUF_IMPORT request.
  *  - the event socket: the broker's first message on a new connection (on
  *    the request socket, framed as a reply: struct shrt_rep, then struct
  *    shrt_welcome) carries one end of a socketpair. On it the broker
@@ -37,7 +38,7 @@
 #include "syshax.h"
 
 #define SHRT_PROTO_MAGIC	0x53485852U	/* "SHXR" */
-#define SHRT_PROTO_VERSION	2
+#define SHRT_PROTO_VERSION	3
 
 struct shrt_welcome {
 	__u32 magic;		/* SHRT_PROTO_MAGIC */

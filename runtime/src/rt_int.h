@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include "hmap.h"
 #include "syshax/rt.h"
 
 /* What differs between /dev/syshax and syshaxd: one function per UAPI call,
@@ -54,8 +55,7 @@ struct syshax {
 	/* Daemon backend only. */
 	pthread_mutex_t req_lock;	/* one request/reply at a time */
 	pthread_mutex_t fd_lock;	/* buf_fds */
-	struct shrt_buf_fd *buf_fds;	/* by handle */
-	uint32_t nr_buf_fds;
+	struct shrt_hmap buf_fds;	/* handle -> struct shrt_buf_fd */
 	uint32_t reaped;		/* atomic: for shrt_req.reaped */
 };
 

@@ -27,6 +27,29 @@ ALL	+= $(SHXD_BROKER_UT)
 CHECKS	+= check-broker
 VM_BINS	+= $(SHXD_BROKER_UT)
 
+# The broker under abuse: limits, stale handles, EMFILE, a large alloc
+# beside others, exports. Its per-user RLIMIT_MEMLOCK case needs root
+# (77, SKIP, without: the other cases still ran).
+SHXD_BROKER_LIMITS_UT := $(B)/tests/unit/broker_limits_ut
+
+$(SHXD_BROKER_LIMITS_UT): $(B)/tests/unit/broker_limits_ut.o \
+		$(T_BROKER_OBJ) $(SHXD_BROKER_OBJS) $(SHRT_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(SHXD_BROKER_LIBS) \
+		$(shell $(PKG_CONFIG) --libs cunit) -pthread
+
+$(B)/tests/unit/broker_limits_ut.o: CPPFLAGS_tests += \
+	-I$(CURDIR)/daemon/broker -I$(CURDIR)/runtime/include \
+	-I$(CURDIR)/runtime/src
+
+.PHONY: check-broker-limits
+check-broker-limits: $(SHXD_BROKER_LIMITS_UT)
+	@UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		timeout 300 $(SHXD_BROKER_LIMITS_UT) || \
+		{ rc=$$?; [ $$rc -eq 77 ] || exit $$rc; }
+
+ALL	+= $(SHXD_BROKER_LIMITS_UT)
+CHECKS	+= check-broker-limits
+
 # broker/cpl_check.h, the completion rules both brokers share.
 CPL_CHECK_UT := $(B)/tests/unit/cpl_check_ut
 
