@@ -9,11 +9,13 @@
  * Ascend (aclrtHostRegister), VFIO type1 and RDMA (ibv_reg_mr) all pin host
  * memory that way.
  */
+#include <linux/capability.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/nodemask.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/slab.h>
 #include <linux/topology.h>
 #include <linux/xarray.h>
@@ -39,41 +41,107 @@ static struct syshax_buf *syshax_buf_new(u32 kind, u64 size)
 
 	if (!buf)
 		return NULL;
+	buf->user = syshax_user_get_current();
+	if (!buf->user) {
+		kfree(buf);
+		return NULL;
+	}
 	kref_init(&buf->ref);
 	buf->kind = kind;
 	buf->size = size;
 	buf->node = NUMA_NO_NODE;
+	buf->may_lock = -1;
 	buf->mm = current->mm;
 	mmgrab(buf->mm);
 	return buf;
 }
 
+static atomic_long_t *syshax_locked_vm(struct syshax_user *u)
+{
+#ifdef SYSHAX_HAVE_USER_LOCKED_VM
+	return &u->user->locked_vm;
+#else
+	return &u->locked_vm;
+#endif
+}
+
 /*
- * Charges pages to the module-wide cap and, unless the caller has
- * CAP_IPC_LOCK, to its RLIMIT_MEMLOCK through mm->pinned_vm (as RDMA does:
- * an atomic, so the uncharge needs no mmap lock). Both fail with -ENOMEM.
+ * Adds pages to the user's locked_vm unless that takes it above
+ * RLIMIT_MEMLOCK for a caller without CAP_IPC_LOCK (asked once per buffer,
+ * and only when over the limit), as io_uring's __io_account_mem does: a
+ * cmpxchg loop, so a failed charge never shows to others of the user.
+ */
+static int syshax_charge_locked(struct syshax_buf *buf, unsigned long pages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	atomic_long_t *locked = syshax_locked_vm(buf->user);
+	long cur = atomic_long_read(locked), new;
+	bool over;
+
+	do {
+		new = cur + pages;
+		over = (unsigned long)new > limit;
+		if (over && buf->may_lock < 0)
+			buf->may_lock = capable(CAP_IPC_LOCK);
+		if (over && !buf->may_lock)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(locked, &cur, new));
+	return 0;
+}
+
+/* Adds pages to the module's count of the user's; not above the cap. */
+static int syshax_charge_user(struct syshax_user *u, unsigned long pages)
+{
+	u64 limit = syshax_max_pinned_user() >> PAGE_SHIFT;
+	s64 cur = atomic64_read(&u->pinned_pages), new;
+
+	do {
+		new = cur + pages;
+		if ((u64)new > limit)
+			return -ENOMEM;
+	} while (!atomic64_try_cmpxchg(&u->pinned_pages, &cur, new));
+	return 0;
+}
+
+/*
+ * Charges pages to the module-wide cap (max_pinned_mb), to the user's
+ * count in the module (max_pinned_user_mb, whatever the caller's
+ * capabilities) and to the user's locked_vm (RLIMIT_MEMLOCK unless
+ * CAP_IPC_LOCK). Per user, not per process: buffers outlive their creator
+ * (a dma-buf passed on), so short-lived children cannot each pin up to the
+ * limit. The creating mm's pinned_vm shows the pages too (VmPin), with no
+ * limit of its own. All atomics: the uncharge needs no lock. Each limit
+ * fails with -ENOMEM.
  */
 static int syshax_charge(struct syshax_buf *buf, unsigned long pages)
 {
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	int ret;
 
 	ret = syshax_stats_charge((u64)pages << PAGE_SHIFT);
 	if (ret)
 		return ret;
-	if (atomic64_add_return(pages, &buf->mm->pinned_vm) > limit &&
-	    !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(pages, &buf->mm->pinned_vm);
-		syshax_stats_uncharge((u64)pages << PAGE_SHIFT);
-		return -ENOMEM;
-	}
+	ret = syshax_charge_user(buf->user, pages);
+	if (ret)
+		goto err_stats;
+	ret = syshax_charge_locked(buf, pages);
+	if (ret)
+		goto err_user;
+	atomic64_add(pages, &buf->mm->pinned_vm);
 	buf->charged_pages += pages;
 	return 0;
+
+err_user:
+	atomic64_sub(pages, &buf->user->pinned_pages);
+err_stats:
+	syshax_stats_uncharge((u64)pages << PAGE_SHIFT);
+	return ret;
 }
 
 static void syshax_uncharge(struct syshax_buf *buf, unsigned long pages)
 {
 	atomic64_sub(pages, &buf->mm->pinned_vm);
+	atomic_long_sub(pages, syshax_locked_vm(buf->user));
+	atomic64_sub(pages, &buf->user->pinned_pages);
 	syshax_stats_uncharge((u64)pages << PAGE_SHIFT);
 	buf->charged_pages -= pages;
 }
@@ -126,6 +194,7 @@ static void syshax_buf_destroy(struct syshax_buf *buf)
 							 true);
 	}
 	syshax_uncharge(buf, buf->charged_pages);
+	syshax_user_put(buf->user);
 	mmdrop(buf->mm);
 	kvfree(buf->chunks);
 	kfree(buf);

@@ -40,6 +40,15 @@ static inline void unpin_user_page_range_dirty_lock(struct page *page,
 }
 #endif
 
+/*
+ * user_struct.locked_vm (what io_uring charges against RLIMIT_MEMLOCK) is
+ * there whenever CONFIG_NET is, on every version from 5.10 on; without it
+ * the module keeps the count in its own per-user account.
+ */
+#ifdef CONFIG_NET
+#define SYSHAX_HAVE_USER_LOCKED_VM
+#endif
+
 /* The dma-buf symbol namespace became a string in 6.13. */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
 #define SYSHAX_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS(DMA_BUF)

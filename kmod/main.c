@@ -23,6 +23,11 @@ module_param_named(max_pinned_mb, syshax_max_pinned_mb, uint, 0644);
 MODULE_PARM_DESC(max_pinned_mb,
 		 "Cap on memory pinned by all buffers, MiB (default 0: half of RAM)");
 
+unsigned int syshax_max_pinned_user_mb;
+module_param_named(max_pinned_user_mb, syshax_max_pinned_user_mb, uint, 0644);
+MODULE_PARM_DESC(max_pinned_user_mb,
+		 "Cap on memory pinned by the buffers of one user (uid), CAP_IPC_LOCK or not, MiB (default 0: none besides max_pinned_mb)");
+
 static atomic_t syshax_ctx_ids = ATOMIC_INIT(0);
 
 /*

@@ -3,12 +3,18 @@
  * Module-wide buffer counters: the pinned-bytes cap, the STATS ioctl and the
  * read-only sysfs attributes of the misc device
  * (/sys/class/misc/syshax/{pinned_bytes,node_pinned_bytes,nr_bufs,
- * node_bufs,contexts}).
+ * node_bufs,contexts}); and the per-user accounts (struct syshax_user) that
+ * pinned memory and jobs are charged to.
  */
 #include <linux/atomic.h>
+#include <linux/cred.h>
 #include <linux/device.h>
+#include <linux/hashtable.h>
 #include <linux/mm.h>
 #include <linux/nodemask.h>
+#include <linux/sched/user.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/sysfs.h>
 
 #include "syshax_priv.h"
@@ -39,6 +45,13 @@ u64 syshax_max_pinned(void)
 	return mb << 20;
 }
 
+u64 syshax_max_pinned_user(void)
+{
+	u64 mb = READ_ONCE(syshax_max_pinned_user_mb);
+
+	return mb ? mb << 20 : U64_MAX;
+}
+
 /* Reserves bytes under the cap; -ENOMEM when they do not fit. */
 int syshax_stats_charge(u64 bytes)
 {
@@ -54,6 +67,77 @@ int syshax_stats_charge(u64 bytes)
 void syshax_stats_uncharge(u64 bytes)
 {
 	atomic64_sub(bytes, &g_pinned_bytes);
+}
+
+/*
+ * Per-user accounts, one per real uid with anything charged: found by uid
+ * in a small hash under a leaf spinlock (never held while taking another),
+ * so a reference may be dropped in any context, the broker's lock held.
+ */
+static DEFINE_HASHTABLE(syshax_users, 6);
+static DEFINE_SPINLOCK(syshax_users_lock);
+
+static struct syshax_user *syshax_user_find(kuid_t uid)
+{
+	struct syshax_user *u;
+
+	hash_for_each_possible(syshax_users, u, node, __kuid_val(uid))
+		if (uid_eq(u->uid, uid) && refcount_inc_not_zero(&u->ref))
+			return u;
+	return NULL;
+}
+
+struct syshax_user *syshax_user_get_current(void)
+{
+	struct user_struct *us = current_user();
+	struct syshax_user *u, *n;
+
+	spin_lock(&syshax_users_lock);
+	u = syshax_user_find(us->uid);
+	spin_unlock(&syshax_users_lock);
+	if (u)
+		return u;
+	n = kzalloc(sizeof(*n), GFP_KERNEL);
+	if (!n)
+		return NULL;
+	refcount_set(&n->ref, 1);
+	n->uid = us->uid;
+	n->user = get_uid(us);
+	atomic64_set(&n->pinned_pages, 0);
+	spin_lock(&syshax_users_lock);
+	u = syshax_user_find(us->uid);
+	if (!u)
+		hash_add(syshax_users, &n->node, __kuid_val(n->uid));
+	spin_unlock(&syshax_users_lock);
+	if (!u)
+		return n;
+	free_uid(n->user);
+	kfree(n);
+	return u;
+}
+
+struct syshax_user *syshax_user_hold(struct syshax_user *u)
+{
+	refcount_inc(&u->ref);
+	return u;
+}
+
+void syshax_user_put(struct syshax_user *u)
+{
+	/* refcount_dec_and_lock(), spelt out so that sparse follows it. */
+	if (refcount_dec_not_one(&u->ref))
+		return;
+	spin_lock(&syshax_users_lock);
+	if (!refcount_dec_and_test(&u->ref)) {
+		spin_unlock(&syshax_users_lock);
+		return;
+	}
+	hash_del(&u->node);
+	spin_unlock(&syshax_users_lock);
+	/* Everything charged was returned before the last reference went. */
+	WARN_ON_ONCE(atomic64_read(&u->pinned_pages) || u->nr_jobs);
+	free_uid(u->user);
+	kfree(u);
 }
 
 /* Adds (or removes) a live buffer and its bytes per node. */

@@ -11,9 +11,12 @@
 #include <linux/kref.h>
 #include <linux/mm_types.h>
 #include <linux/poll.h>
+#include <linux/refcount.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/xarray.h>
 
+#include "compat.h"
 #include "syshax.h"
 
 /*
@@ -32,6 +35,25 @@
 #define SYSHAX_MAX_HANDLE	((1U << 22) - 1)
 
 struct syshax_broker_ctx;
+struct user_struct;
+
+/*
+ * A user as the module accounts it, by real uid (the user_struct of
+ * current_user(), as io_uring charges): the pages of the buffers it created
+ * (max_pinned_user_mb) and its queued or held jobs (max_jobs_user). Shared
+ * by everything of that uid and refcounted; stats.c keeps them.
+ */
+struct syshax_user {
+	struct hlist_node node;		/* in stats.c's hash, by uid */
+	refcount_t ref;
+	kuid_t uid;
+	struct user_struct *user;	/* locked_vm: RLIMIT_MEMLOCK */
+	atomic64_t pinned_pages;	/* of this user's buffers */
+	unsigned int nr_jobs;		/* queued or held; broker lock */
+#ifndef SYSHAX_HAVE_USER_LOCKED_VM
+	atomic_long_t locked_vm;	/* when user_struct has none */
+#endif
+};
 
 /* One open file of /dev/syshax. */
 struct syshax_ctx {
@@ -57,9 +79,15 @@ struct syshax_buf {
 	u32 flags;			/* as given at alloc */
 	unsigned int nr_chunks;
 	struct syshax_chunk *chunks;
-	/* Charged to this mm's pinned_vm (RLIMIT_MEMLOCK); held by mmgrab. */
+	/*
+	 * Pages are charged to the creator's user (its locked_vm, checked
+	 * against RLIMIT_MEMLOCK, and the module's per-user count) and shown
+	 * in the creating mm's pinned_vm (VmPin; held by mmgrab).
+	 */
+	struct syshax_user *user;
 	struct mm_struct *mm;
 	unsigned long charged_pages;
+	int may_lock;			/* capable(CAP_IPC_LOCK); -1: not asked */
 };
 
 /* buf.c */
@@ -96,8 +124,15 @@ int syshax_buf_mmap(struct syshax_buf *buf, struct vm_area_struct *vma,
 		    unsigned long pgoff);
 int syshax_ctx_mmap(struct syshax_ctx *ctx, struct vm_area_struct *vma);
 
-/* stats.c: module-wide counters, also shown in sysfs. */
+/* stats.c: module-wide counters, also shown in sysfs; per-user accounts. */
 u64 syshax_max_pinned(void);
+/* max_pinned_user_mb in bytes; U64_MAX when 0 (no per-user cap). */
+u64 syshax_max_pinned_user(void);
+/* The caller's account, a new reference; NULL without memory. */
+struct syshax_user *syshax_user_get_current(void);
+struct syshax_user *syshax_user_hold(struct syshax_user *u);
+/* Any context; takes only a leaf spinlock. */
+void syshax_user_put(struct syshax_user *u);
 int syshax_stats_charge(u64 bytes);
 void syshax_stats_uncharge(u64 bytes);
 void syshax_stats_buf(const struct syshax_buf *buf, bool add);
@@ -115,6 +150,7 @@ long syshax_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
 /* main.c */
 extern unsigned int syshax_max_pinned_mb;
+extern unsigned int syshax_max_pinned_user_mb;
 
 /*
  * Broker hooks (broker.c). ioctl: SUBMIT, WAIT and ENGINE_*; release runs
