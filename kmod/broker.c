@@ -20,6 +20,8 @@
 /* The defaults match syshaxd's userspace broker (daemon/broker.h). */
 #define SYSHAX_DEF_MAX_JOBS_CTX		1024
 #define SYSHAX_DEF_MAX_JOBS_GLOBAL	8192
+/* Half the global default: one user cannot take the whole queue. */
+#define SYSHAX_DEF_MAX_JOBS_USER	4096
 /* Most jobs one SUBMIT takes (VERSION's max_submit). */
 #define SYSHAX_MAX_SUBMIT		128
 
@@ -33,6 +35,11 @@ module_param(max_jobs_global, uint, 0644);
 MODULE_PARM_DESC(max_jobs_global,
 		 "Jobs all contexts may have queued or in flight (default 8192)");
 
+static unsigned int max_jobs_user = SYSHAX_DEF_MAX_JOBS_USER;
+module_param(max_jobs_user, uint, 0644);
+MODULE_PARM_DESC(max_jobs_user,
+		 "Jobs the contexts of one user (uid) may have queued or in flight together (default 4096; 0: no per-user limit)");
+
 struct syshax_broker syshax_broker = {
 	.lock = __SPIN_LOCK_UNLOCKED(syshax_broker.lock),
 	.queue = LIST_HEAD_INIT(syshax_broker.queue),
@@ -44,6 +51,18 @@ void syshax_kjob_put_bufs(struct syshax_kjob *j)
 {
 	while (j->nr_bufs)
 		syshax_buf_put(j->bufs[--j->nr_bufs]);
+}
+
+/*
+ * A job leaves the queued-or-held count, global and its user's; under the
+ * lock (syshax_user_put() takes only a leaf lock).
+ */
+void syshax_kjob_retire(struct syshax_kjob *j)
+{
+	br->active--;
+	j->user->nr_jobs--;
+	syshax_user_put(j->user);
+	j->user = NULL;
 }
 
 static void job_free(struct syshax_kjob *j)
@@ -118,9 +137,10 @@ static int ref_lookup(void *priv, __u64 handle, __u64 *size, __u32 *access)
 	return 0;
 }
 
-static int submit_one(struct syshax_broker_ctx *bc,
+static int submit_one(struct syshax_broker_ctx *bc, struct syshax_user *user,
 		      const struct syshax_job __user *ujob)
 {
+	unsigned int user_max;
 	struct ref_lookup l = { .ctx = bc->ctx };
 	struct syshax_kjob *j;
 	unsigned int i;
@@ -143,13 +163,18 @@ static int submit_one(struct syshax_broker_ctx *bc,
 	j->ctx_id = bc->ctx->id;
 	j->state = SYSHAX_KJOB_QUEUED;
 
+	user_max = READ_ONCE(max_jobs_user);
+
 	spin_lock(&br->lock);
 	if (bc->nr_jobs >= READ_ONCE(max_jobs_ctx) ||
-	    br->active >= READ_ONCE(max_jobs_global)) {
+	    br->active >= READ_ONCE(max_jobs_global) ||
+	    (user_max && user->nr_jobs >= user_max)) {
 		spin_unlock(&br->lock);
 		ret = -EAGAIN;
 		goto err_free;
 	}
+	j->user = syshax_user_hold(user);
+	user->nr_jobs++;
 	j->token = ++br->next_token;
 	j->submit_ns = ktime_get_ns();
 	list_add_tail(&j->qnode, &br->queue);
@@ -170,6 +195,7 @@ static long broker_submit(struct syshax_broker_ctx *bc, void __user *uarg)
 {
 	struct syshax_job __user *ujobs;
 	struct syshax_submit_args a;
+	struct syshax_user *user;
 	unsigned int n;
 	int ret = 0;
 
@@ -177,12 +203,17 @@ static long broker_submit(struct syshax_broker_ctx *bc, void __user *uarg)
 		return -EFAULT;
 	if (a.flags || !a.nr || a.nr > SYSHAX_MAX_SUBMIT)
 		return -EINVAL;
+	/* Jobs count against the caller's uid, as its buffers do. */
+	user = syshax_user_get_current();
+	if (!user)
+		return -ENOMEM;
 	ujobs = u64_to_user_ptr(a.jobs);
 	for (n = 0; n < a.nr; n++) {
-		ret = submit_one(bc, &ujobs[n]);
+		ret = submit_one(bc, user, &ujobs[n]);
 		if (ret)
 			break;
 	}
+	syshax_user_put(user);
 	if (n)
 		syshax_engines_wake();
 	return n ? n : ret;
@@ -333,7 +364,7 @@ static void client_release(struct syshax_broker_ctx *bc)
 		list_move_tail(&j->qnode, &gone);
 		br->st.queued--;
 		br->st.cancelled++;
-		br->active--;
+		syshax_kjob_retire(j);
 	}
 	list_splice_init(&bc->cpls, &gone);
 	spin_unlock(&br->lock);

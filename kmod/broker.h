@@ -36,6 +36,7 @@ struct syshax_kjob {
 	struct hlist_node hnode;
 	struct syshax_broker_ctx *owner;	/* NULL once the owner closed */
 	struct syshax_broker_ctx *engine;
+	struct syshax_user *user;	/* submitter's uid; until retired */
 	enum syshax_kjob_state state;
 	unsigned int nr_bufs;
 	struct syshax_buf *bufs[SYSHAX_JOB_MAX_REFS];
@@ -70,12 +71,15 @@ struct syshax_broker {
 	u64 next_token;
 	u32 next_engine_id;
 	unsigned int active;		/* queued or held: max_jobs_global */
+	/* and per user in syshax_user.nr_jobs: max_jobs_user */
 	struct syshax_job_stats st;	/* for STATS */
 };
 
 extern struct syshax_broker syshax_broker;
 
 void syshax_kjob_put_bufs(struct syshax_kjob *j);
+/* Takes a job out of the queued-or-held counts; under the lock. */
+void syshax_kjob_retire(struct syshax_kjob *j);
 /* Tells every engine that jobs are queued. */
 void syshax_engines_wake(void);
 /* Frees the jobs on a qnode list; called without the lock. */

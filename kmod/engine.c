@@ -145,7 +145,7 @@ static void job_post(struct list_head *done)
 	list_for_each_entry_safe(j, tmp, done, qnode) {
 		struct syshax_broker_ctx *owner = j->owner;
 
-		br->active--;
+		syshax_kjob_retire(j);
 		if (!owner)
 			continue;
 		list_del(&j->cnode);
@@ -262,7 +262,7 @@ static void fetch_settle(struct syshax_broker_ctx *eng, struct list_head *got,
 		}
 		/* Its owner closed while it was being copied. */
 		list_move_tail(&j->qnode, &gone);
-		br->active--;
+		syshax_kjob_retire(j);
 		br->st.cancelled++;
 	}
 	requeued = !list_empty(got);

@@ -4,7 +4,8 @@
  * RLIMIT_MEMLOCK is charged per user, so short-lived children that each
  * pin under the limit and pass their buffers on as dma-bufs cannot add up
  * past it; max_pinned_user_mb caps one uid's buffers whatever its
- * capabilities. Runs as root in the test VM (make vm-check);
+ * capabilities; max_jobs_user keeps one uid (over many open files) from
+ * taking the whole job queue. Runs as root in the test VM (make vm-check);
  * exits 77 without /dev/syshax.
  */
 #include <grp.h>
@@ -224,11 +225,224 @@ static void test_user_cap(void)
 	close(sv[1]);
 }
 
+/* Pipes of a job child: it reports on up[1], waits for a byte on down[0]. */
+struct t_kid {
+	pid_t pid;
+	int up[2], down[2];
+};
+
+static void t_kid_go(struct t_kid *k)
+{
+	char c = 'g';
+
+	CU_ASSERT_EQUAL(write(k->down[1], &c, 1), 1);
+}
+
+/* The child's report: an int. */
+static int t_kid_read(struct t_kid *k)
+{
+	int v = -99999;
+
+	CU_ASSERT_EQUAL(read(k->up[0], &v, sizeof(v)), (ssize_t)sizeof(v));
+	return v;
+}
+
+static void t_kid_say(struct t_kid *k, int v)
+{
+	if (write(k->up[1], &v, sizeof(v)) != sizeof(v))
+		_exit(210);
+}
+
+static void t_kid_wait(struct t_kid *k)
+{
+	char c;
+
+	if (read(k->down[0], &c, 1) != 1)
+		_exit(211);
+}
+
+/* The exit status of a finished child, -1 when it did not exit. */
+static int t_kid_end(struct t_kid *k)
+{
+	int status;
+
+	close(k->up[0]);
+	close(k->down[1]);
+	CU_ASSERT_EQUAL(waitpid(k->pid, &status, 0), k->pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+#define T_FDS		3
+#define T_USER_MAX	6
+
+/*
+ * User A, over T_FDS files: fills max_jobs_user (each SUBMIT of 2 NOPs,
+ * one file after the other), then gets -EAGAIN on every file and on a new
+ * one; reports each step, then waits, jobs queued.
+ */
+static void t_user_a(struct t_kid *k)
+{
+	struct syshax_job jobs[2];
+	int fds[T_FDS + 1];
+
+	for (int i = 0; i <= T_FDS; i++)
+		fds[i] = t_open();
+	if (t_become(UID_A, RLIM_INFINITY))
+		_exit(200);
+	t_nop(&jobs[0], 1);
+	t_nop(&jobs[1], 2);
+	for (int i = 0; i < T_FDS; i++)
+		t_kid_say(k, t_submit(fds[i], jobs, 2));
+	for (int i = 0; i <= T_FDS; i++)
+		t_kid_say(k, t_submit(fds[i], jobs, 1));
+	t_kid_wait(k);
+	/* Completions came (not reaped): room again for as many. */
+	t_kid_say(k, t_submit(fds[T_FDS], jobs, 2));
+	t_kid_say(k, t_submit(fds[T_FDS], jobs, 1));
+	t_kid_wait(k);
+	_exit(0);
+}
+
+/* User B: one NOP, then waits for its completion; reports both. */
+static void t_user_b(struct t_kid *k)
+{
+	struct syshax_completion c;
+	struct syshax_job job;
+	int fd = t_open();
+
+	if (t_become(UID_B, RLIM_INFINITY))
+		_exit(200);
+	t_nop(&job, 77);
+	t_kid_say(k, t_submit(fd, &job, 1));
+	memset(&c, 0, sizeof(c));
+	t_kid_say(k, t_wait(fd, &c, 1, 1, 10LL * 1000000000));
+	t_kid_say(k, (int)c.user_data);
+	t_kid_say(k, c.status);
+	_exit(0);
+}
+
+static void t_kid_start(struct t_kid *k, void (*fn)(struct t_kid *))
+{
+	CU_ASSERT_FATAL(pipe(k->up) == 0 && pipe(k->down) == 0);
+	k->pid = fork();
+	CU_ASSERT_FATAL(k->pid >= 0);
+	if (k->pid == 0) {
+		close(k->up[0]);
+		close(k->down[1]);
+		fn(k);
+		_exit(0);
+	}
+	close(k->up[1]);
+	close(k->down[0]);
+}
+
+/* Fetches and completes every queued job; how many. */
+static int t_drain(int eng)
+{
+	struct syshax_engine_job ej[16];
+	unsigned long long tok[16];
+	int n, total = 0;
+
+	while ((n = t_fetch(eng, ej, 16, 0)) > 0) {
+		for (int i = 0; i < n; i++)
+			tok[i] = ej[i].token;
+		CU_ASSERT_EQUAL(t_complete(eng, tok, n, 0), n);
+		total += n;
+	}
+	CU_ASSERT_EQUAL(n, -ETIMEDOUT);
+	return total;
+}
+
+/*
+ * max_jobs_user: user A cannot queue more than T_USER_MAX jobs over all
+ * its files (-EAGAIN on each), while user B still submits and its job
+ * runs and completes. Completed jobs leave A's count; once all are gone
+ * the queue is empty and A has its whole allowance again.
+ */
+static void test_jobs_per_user(void)
+{
+	struct syshax_stats_args st;
+	struct t_kid a, b;
+	char saved[32], num[16];
+	int eng, i, v;
+
+	t_need_root();
+	CU_ASSERT_EQUAL_FATAL(t_param_get("max_jobs_user", saved,
+					  sizeof(saved)), 0);
+	CU_ASSERT_STRING_EQUAL(saved, "4096");
+	snprintf(num, sizeof(num), "%d", T_USER_MAX);
+	CU_ASSERT_EQUAL_FATAL(t_param_set("max_jobs_user", num), 0);
+	st = t_stats(g_fd);
+	CU_ASSERT_EQUAL_FATAL(st.queue_depth + st.inflight, 0);
+
+	t_kid_start(&a, t_user_a);
+	for (i = 0; i < T_FDS; i++)
+		CU_ASSERT_EQUAL(t_kid_read(&a), 2);
+	for (i = 0; i <= T_FDS; i++) {
+		v = t_kid_read(&a);
+		if (v != -EAGAIN)
+			printf("\n  user A's submit %d past the limit: %d\n", i, v);
+		CU_ASSERT_EQUAL(v, -EAGAIN);
+	}
+	st = t_stats(g_fd);
+	CU_ASSERT_EQUAL(st.queue_depth, T_USER_MAX);
+
+	t_kid_start(&b, t_user_b);
+	CU_ASSERT_EQUAL(t_kid_read(&b), 1);
+	/* An engine runs everything: A's six and B's one. */
+	eng = t_engine();
+	CU_ASSERT_EQUAL(t_drain(eng), T_USER_MAX + 1);
+	CU_ASSERT_EQUAL(t_kid_read(&b), 1);
+	CU_ASSERT_EQUAL(t_kid_read(&b), 77);
+	CU_ASSERT_EQUAL(t_kid_read(&b), 0);
+	CU_ASSERT_EQUAL(t_kid_end(&b), 0);
+
+	/* A's jobs completed (unreaped): A may queue again, up to the limit. */
+	t_kid_go(&a);
+	CU_ASSERT_EQUAL(t_kid_read(&a), 2);
+	CU_ASSERT_EQUAL(t_kid_read(&a), 1);
+	st = t_stats(g_fd);
+	CU_ASSERT_EQUAL(st.queue_depth, 3);
+	/* A exits with jobs queued: they are cancelled, the count returns. */
+	t_kid_go(&a);
+	CU_ASSERT_EQUAL(t_kid_end(&a), 0);
+	st = t_stats(g_fd);
+	CU_ASSERT_EQUAL(st.queue_depth + st.inflight, 0);
+
+	/* Counts back to zero: a new process of user A has all 6 again. */
+	t_kid_start(&a, t_user_a);
+	for (i = 0; i < T_FDS; i++)
+		CU_ASSERT_EQUAL(t_kid_read(&a), 2);
+	for (i = 0; i <= T_FDS; i++)
+		CU_ASSERT_EQUAL(t_kid_read(&a), -EAGAIN);
+	/* Held jobs count too: fetched, not completed, A is still full. */
+	{
+		struct syshax_engine_job ej[8];
+		unsigned long long tok[8];
+		int n = t_fetch(eng, ej, 8, 0);
+
+		CU_ASSERT_EQUAL(n, T_USER_MAX);
+		t_kid_go(&a);
+		CU_ASSERT_EQUAL(t_kid_read(&a), -EAGAIN);
+		CU_ASSERT_EQUAL(t_kid_read(&a), -EAGAIN);
+		for (i = 0; i < n; i++)
+			tok[i] = ej[i].token;
+		CU_ASSERT_EQUAL(t_complete(eng, tok, n, 0), n);
+	}
+	t_kid_go(&a);
+	CU_ASSERT_EQUAL(t_kid_end(&a), 0);
+	close(eng);
+	st = t_stats(g_fd);
+	CU_ASSERT_EQUAL(st.queue_depth + st.inflight, 0);
+	CU_ASSERT_EQUAL(t_param_set("max_jobs_user", saved), 0);
+}
+
 int main(void)
 {
 	static const struct t_test tests[] = {
 		{ "RLIMIT_MEMLOCK per user, across dma-bufs", test_memlock_per_user },
 		{ "max_pinned_user_mb", test_user_cap },
+		{ "max_jobs_user", test_jobs_per_user },
 	};
 
 	return T_MAIN("kmod_limits", "kmod limits", t_suite_open,
