@@ -25,3 +25,19 @@ $(KMOD_LIMITS_TEST) $(KMOD_NUMA_TEST): %: %.o
 ALL	+= $(KMOD_TESTS) $(KMOD_LIMITS_TEST) $(KMOD_NUMA_TEST)
 VM_BINS	+= $(KMOD_TESTS) $(KMOD_LIMITS_TEST)
 VM_MEMORYLESS_BINS += $(KMOD_NUMA_TEST)
+
+# tests/kmod/compat32: a 32-bit x86 program buf_test runs in the VM to see
+# 32-bit callers refused. No libc (no i386 libc is installed): freestanding,
+# raw system calls; uapi/syshax.h's asm/ headers are the same for i386.
+ifneq ($(filter x86_64-%,$(shell $(CC) -dumpmachine)),)
+KMOD_COMPAT32 := $(B)/tests/kmod/compat32
+
+$(KMOD_COMPAT32): tests/kmod/compat32.c uapi/syshax.h
+	@mkdir -p $(dir $@)
+	$(CC) -m32 -std=c11 $(WARN) -O2 -ffreestanding -nostdlib -static \
+		-fno-pic -no-pie -fno-stack-protector -I$(CURDIR)/uapi \
+		-idirafter /usr/include/x86_64-linux-gnu -o $@ $<
+
+ALL	+= $(KMOD_COMPAT32)
+VM_FILES += $(KMOD_COMPAT32)
+endif
