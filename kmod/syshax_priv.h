@@ -87,7 +87,7 @@ struct syshax_buf {
 	struct syshax_user *user;
 	struct mm_struct *mm;
 	unsigned long charged_pages;
-	int may_lock;			/* capable(CAP_IPC_LOCK); -1: not asked */
+	int may_lock;			/* CAP_IPC_LOCK; -1: not asked yet */
 };
 
 /* buf.c */
