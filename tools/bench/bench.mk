@@ -1,12 +1,13 @@
 # tools/bench/: syshax-bench, one subcommand per file (see main.c).
-# Peers (ggml, oneDNN) are dlopen'ed at run time: nothing extra to link.
+# Peers (ggml, oneDNN) are dlopen'ed at run time: nothing extra to link;
+# a subcommand's fragment adds the libraries it links to BENCH_LIBS.
 
 CPPFLAGS_tools += -I$(CURDIR)/kernels
 
 BENCH_SRCS := $(sort $(wildcard tools/bench/*.c))
 
 $(B)/syshax-bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(SHXTOOLS_A) $(B)/libshxk.a
-	$(CC) $(LDFLAGS) -o $@ $^ -ldl -lpthread -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(BENCH_LIBS) -ldl -lpthread -lm
 
 ALL += $(B)/syshax-bench
 INSTALLS += install-syshax-bench
