@@ -24,7 +24,7 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define SYSHAX_UAPI_VERSION	1
+#define SYSHAX_UAPI_VERSION	2
 
 /* Buffers are built from chunks of this size (one PMD-sized page). */
 #define SYSHAX_CHUNK_SHIFT	21
@@ -46,6 +46,7 @@
 #define SYSHAX_FEAT_DMABUF	(1U << 1)	/* BUF_EXPORT / BUF_IMPORT */
 #define SYSHAX_FEAT_REGISTER	(1U << 2)	/* BUF_REGISTER */
 #define SYSHAX_FEAT_JOBS	(1U << 3)	/* SUBMIT / WAIT / ENGINE_* */
+#define SYSHAX_FEAT_RINGS	(1U << 4)	/* RING_SETUP (UAPI 2) */
 
 struct syshax_version_args {
 	__u32 uapi_version;	/* out: SYSHAX_UAPI_VERSION */
@@ -248,6 +249,95 @@ struct syshax_engine_complete_args {
 	__u32 flags;		/* in: zero */
 };
 
+/* ---- Rings ----------------------------------------------------------- */
+
+/*
+ * Shared rings: a context's jobs and completions through memory both sides
+ * map, a system call only to wake a side that sleeps (io_uring's model).
+ * RING_SETUP gives a context one ring area of two single-producer,
+ * single-consumer rings:
+ *
+ *	role	   "in" ring (caller -> broker)	  "out" ring (broker -> caller)
+ *	client	   struct syshax_job		  struct syshax_completion
+ *	engine	   struct syshax_engine_cpl	  struct syshax_engine_job
+ *
+ * (an engine is a context that called ENGINE_ATTACH before RING_SETUP).
+ * The area starts with struct syshax_ring_hdr; the in entries follow at
+ * in_off, the out entries at out_off. Entry i of a ring of n entries is
+ * at index i & (n - 1); indices are free-running __u32 counters.
+ *
+ * Who writes what: the caller writes in_tail and out_head (and its flag
+ * word), the broker in_head, out_tail and its flags. Each side reads the
+ * other's index with acquire and publishes its own with release, after
+ * writing (producer) or reading (consumer) the entries. The broker never
+ * trusts the caller's words: it keeps its own copy of what it wrote, and an
+ * in_tail more than in_entries ahead of in_head, or an out_head that passes
+ * out_tail or goes backwards, fails the context's rings with -EPROTO. It
+ * copies a job out of the ring once before checking it.
+ *
+ * Waking: a broker that may sleep sets SYSHAX_RING_NEED_WAKEUP in
+ * broker_flags before it does (then looks at in_tail once more). A caller
+ * that published in_tail then reads broker_flags (after a full fence) and,
+ * when the bit is set, kicks: SUBMIT with SYSHAX_SUBMIT_RING on the module,
+ * one byte on the event socket on syshaxd. In the other direction a caller
+ * that will sleep sets SYSHAX_RING_WAITING in user_flags (fence, look at
+ * out_tail once more) and polls its fd; the broker makes the fd readable
+ * after publishing out_tail when the bit is set.
+ */
+#define SYSHAX_RING_NEED_WAKEUP	(1U << 0)	/* broker_flags */
+#define SYSHAX_RING_DEAD	(1U << 1)	/* broker_flags: -EPROTO, gone */
+#define SYSHAX_RING_FULL	(1U << 2)	/* broker_flags: max_jobs_global
+						 * reached: SUBMIT's -EAGAIN */
+#define SYSHAX_RING_WAITING	(1U << 0)	/* user_flags */
+
+/* One word per 64-byte line, so the two sides never share a line. */
+struct syshax_ring_word {
+	__u32 v;
+	__u32 pad[15];
+};
+
+struct syshax_ring_hdr {
+	struct syshax_ring_word in_head;	/* broker */
+	struct syshax_ring_word in_tail;	/* caller */
+	struct syshax_ring_word out_head;	/* caller */
+	struct syshax_ring_word out_tail;	/* broker */
+	struct syshax_ring_word broker_flags;	/* SYSHAX_RING_NEED_WAKEUP */
+	struct syshax_ring_word user_flags;	/* SYSHAX_RING_WAITING */
+	/* Set by RING_SETUP, read-only after. */
+	__u32 in_entries, out_entries;
+	__u32 in_off, out_off;		/* bytes from the area's start */
+	__u32 in_entry_size, out_entry_size;
+	__u32 reserved[10];
+};
+
+/*
+ * RING_SETUP: in_entries and out_entries are powers of two; 0 picks the
+ * default. A client's in ring holds 1..max_submit jobs (default
+ * max_submit); its out ring at least max_jobs_ctx completions (default:
+ * the power of two at or above it), so a completion always has room. An
+ * engine's rings hold 1..4096 entries (default 256). Returns in size and
+ * mmap_offset where to map the area (read-write, MAP_SHARED) on this fd;
+ * on syshaxd the area is a memfd passed with the reply (mmap_offset 0).
+ * max_jobs: how many jobs a client may have submitted and not reaped
+ * (jobs in the in ring count); more stay in the ring until room frees.
+ * -EINVAL (bad size or flags), -EBUSY (rings already set up), -ENOMEM.
+ *
+ * Once set up, the ring is the context's only way for jobs and completions
+ * (client) or fetched jobs and completions (engine): SUBMIT takes only
+ * SYSHAX_SUBMIT_RING kicks, WAIT and ENGINE_FETCH/COMPLETE give -EBUSY.
+ */
+struct syshax_ring_setup_args {
+	__u32 in_entries;	/* in/out */
+	__u32 out_entries;	/* in/out */
+	__u32 flags;		/* in: zero */
+	__u32 max_jobs;		/* out: a client's max_jobs_ctx (in: 0) */
+	__u64 size;		/* out: bytes of the area */
+	__u64 mmap_offset;	/* out */
+};
+
+/* SUBMIT flag: jobs and nr are ignored; take what the in ring holds. */
+#define SYSHAX_SUBMIT_RING	(1U << 0)
+
 /* ---- Stats ----------------------------------------------------------- */
 
 /* Latency buckets: bucket i counts jobs whose submit-to-complete time is
@@ -291,5 +381,6 @@ struct syshax_stats_args {
 #define SYSHAX_IOC_ENGINE_FETCH	_IOW(SYSHAX_IOC_MAGIC, 0x21, struct syshax_engine_fetch_args)
 #define SYSHAX_IOC_ENGINE_MAP	_IOWR(SYSHAX_IOC_MAGIC, 0x22, struct syshax_engine_map_args)
 #define SYSHAX_IOC_ENGINE_COMPLETE	_IOW(SYSHAX_IOC_MAGIC, 0x23, struct syshax_engine_complete_args)
+#define SYSHAX_IOC_RING_SETUP	_IOWR(SYSHAX_IOC_MAGIC, 0x30, struct syshax_ring_setup_args)
 
 #endif /* _UAPI_SYSHAX_H */

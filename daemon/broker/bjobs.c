@@ -81,6 +81,7 @@ static void job_free(struct shxd_broker *b, struct bk_job *j)
 	j->next = b->free_list;
 	b->free_list = j;
 	b->nr_active--;
+	bk_rings_full(b);
 }
 
 /* ---- Completions -------------------------------------------------------- */
@@ -88,7 +89,7 @@ static void job_free(struct shxd_broker *b, struct bk_job *j)
 static void ev_events(struct shxd_broker *b, struct bk_conn *c, int out)
 {
 	struct epoll_event ev = {
-		.events = out ? EPOLLOUT : 0,
+		.events = (out ? EPOLLOUT : 0) | (c->ring ? EPOLLIN : 0),
 		.data.ptr = &c->ev_tag,
 	};
 
@@ -142,7 +143,19 @@ static void job_end(struct shxd_broker *b, struct bk_job *j,
 
 	syshax_job_stats_end(&b->st, e->status,
 			     (uint64_t)(bk_now_ns() - (int64_t)j->submit_ns));
-	if (o) {
+	if (o && o->ring) {
+		struct syshax_completion cpl = {
+			.user_data = j->ej.job.user_data,
+			.status = e->status,
+			.flags = e->flags,
+			.result = e->result,
+			.exec_ns = e->exec_ns,
+		};
+
+		o->nr_jobs--;
+		bk_ring_post_cpl(o, &cpl);
+		o = NULL;
+	} else if (o) {
 		struct syshax_completion *cpl;
 
 		cpl = &o->cpls[(o->cpl_head + o->nr_cpls) % o->cap_cpls];
@@ -174,6 +187,19 @@ static void unpark(struct shxd_broker *b, struct bk_conn *c)
 	c->fetch_parked = 0;
 }
 
+struct bk_job *bk_hold(struct shxd_broker *b, struct bk_conn *c)
+{
+	struct bk_job *j = b->q_head;
+
+	q_remove(b, j);
+	j->state = BJ_HELD;
+	j->engine = c;
+	b->st.queued--;
+	b->st.held++;
+	b->st.fetched++;
+	return j;
+}
+
 /* Hands up to max queued jobs to engine c and replies to its fetch. */
 static void give(struct shxd_broker *b, struct bk_conn *c, unsigned int max,
 		 const struct syshax_engine_fetch_args *a)
@@ -183,17 +209,8 @@ static void give(struct shxd_broker *b, struct bk_conn *c, unsigned int max,
 
 	if (max > SHRT_MAX_FETCH)
 		max = SHRT_MAX_FETCH;
-	while (n < max && b->q_head) {
-		struct bk_job *j = b->q_head;
-
-		q_remove(b, j);
-		j->state = BJ_HELD;
-		j->engine = c;
-		out[n++] = j->ej;
-	}
-	b->st.queued -= n;
-	b->st.held += n;
-	b->st.fetched += n;
+	while (n < max && b->q_head)
+		out[n++] = bk_hold(b, c)->ej;
 	bk_reply(c, (int)n, a, sizeof(*a), out, n * sizeof(out[0]), -1);
 }
 
@@ -208,16 +225,23 @@ static void note_engines(struct shxd_broker *b)
 	if (!b->q_head)
 		return;
 	for (c = b->conns; c; c = c->next) {
-		if (!c->engine || c->note_sent || c->fetch_parked || c->broken)
+		if (!c->engine || c->ring || c->note_sent || c->fetch_parked ||
+		    c->broken)
 			continue;
 		if (send(c->evfd, &note, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
 			c->note_sent = 1;
 	}
 }
 
-/* After jobs were queued: parked fetches first, then notes. */
-static void kick_engines(struct shxd_broker *b)
+/* After jobs were queued: parked fetches first, then engines' rings, then
+ * notes. */
+void bk_kick_engines(struct shxd_broker *b)
 {
+	struct bk_conn *c;
+
+	for (c = b->conns; c && b->q_head; c = c->next)
+		if (c->engine && c->ring)
+			bk_ring_give(b, c);
 	while (b->q_head && b->parked) {
 		struct syshax_engine_fetch_args a = { 0 };
 		struct bk_conn *c = b->parked;
@@ -244,7 +268,7 @@ int bk_attach(struct shxd_broker *b, struct bk_conn *c,
 	c->engine = 1;
 	a->engine_id = ++b->next_engine_id;
 	b->st.engines++;
-	kick_engines(b);
+	bk_kick_engines(b);
 	return 0;
 }
 
@@ -411,7 +435,7 @@ static int ref_lookup(void *priv, __u64 handle, __u64 *size, __u32 *access)
 	return 0;
 }
 
-static int queue_one(struct shxd_broker *b, struct bk_conn *c,
+int bk_queue_one(struct shxd_broker *b, struct bk_conn *c,
 		     const struct syshax_job *job)
 {
 	struct bk_job *j;
@@ -427,6 +451,7 @@ static int queue_one(struct shxd_broker *b, struct bk_conn *c,
 	j = b->free_list;
 	b->free_list = j->next;
 	b->nr_active++;
+	bk_rings_full(b);
 	j->state = BJ_QUEUED;
 	j->owner = c;
 	j->submit_ns = (uint64_t)bk_now_ns();
@@ -467,17 +492,24 @@ int bk_submit(struct shxd_broker *b, struct bk_conn *c,
 	unsigned int n;
 	int ret = 0;
 
+	if (c->ring) {
+		/* A kick through the socket: take what the ring holds. */
+		if (a->flags != SYSHAX_SUBMIT_RING)
+			return a->flags & ~SYSHAX_SUBMIT_RING ? -EINVAL : -EBUSY;
+		bk_rings_run(b);
+		return bk_ring_dead(c);
+	}
 	if (a->flags || !a->nr || a->nr > SHXD_DEF_MAX_SUBMIT ||
 	    len != (size_t)a->nr * sizeof(*jobs))
 		return -EINVAL;
 	c->in_sock = ev_unread(c);
 	for (n = 0; n < a->nr; n++) {
-		ret = queue_one(b, c, &jobs[n]);
+		ret = bk_queue_one(b, c, &jobs[n]);
 		if (ret)
 			break;
 	}
 	if (n)
-		kick_engines(b);
+		bk_kick_engines(b);
 	return n ? (int)n : ret;
 }
 

@@ -39,7 +39,8 @@ static void do_version(struct shxd_broker *b, struct syshax_version_args *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->uapi_version = SYSHAX_UAPI_VERSION;
-	v->features = SYSHAX_FEAT_BUF | SYSHAX_FEAT_DMABUF | SYSHAX_FEAT_JOBS;
+	v->features = SYSHAX_FEAT_BUF | SYSHAX_FEAT_DMABUF | SYSHAX_FEAT_JOBS |
+		      SYSHAX_FEAT_RINGS;
 	v->max_buf_size = SHXD_MAX_BUF_SIZE;
 	v->max_pinned = b->conf.max_pinned_bytes;
 	v->chunk_size = SYSHAX_CHUNK_SIZE;
@@ -54,6 +55,8 @@ static void do_stats(struct shxd_broker *b, struct syshax_stats_args *st)
 	size_t k;
 	int n;
 
+	/* What the rings hold counts as submitted, as on the old path. */
+	bk_rings_run(b);
 	memset(st, 0, sizeof(*st));
 	st->pinned_bytes = b->pinned;
 	st->nr_bufs = b->nr_bufs;
@@ -104,6 +107,7 @@ static void conn_close(struct shxd_broker *b, struct bk_conn *c)
 		return;
 	bk_conn_jobs_release(b, c);
 	bk_buf_conn_gone(b, c);
+	bk_ring_free(c);
 	c->user->nr_conns--;
 	bk_user_idle(b, c->user);
 	epoll_ctl(b->epfd, EPOLL_CTL_DEL, c->fd, NULL);
@@ -300,7 +304,15 @@ static void dispatch(struct shxd_broker *b, struct bk_conn *c,
 	case SYSHAX_IOC_ENGINE_ATTACH:
 		ret = bk_attach(b, c, args);
 		break;
+	case SYSHAX_IOC_RING_SETUP:
+		ret = bk_ring_setup(b, c, args, &fd_out);
+		own_out = 1;
+		break;
 	case SYSHAX_IOC_ENGINE_FETCH:
+		if (c->ring) {
+			ret = -EBUSY;	/* its jobs come in its ring */
+			break;
+		}
 		bk_fetch(b, c, args);
 		return;
 	case SHRT_CMD_FETCH_CANCEL:
@@ -310,7 +322,8 @@ static void dispatch(struct shxd_broker *b, struct bk_conn *c,
 		ret = bk_buf_map(b, c, args, &fd_out);
 		break;
 	case SYSHAX_IOC_ENGINE_COMPLETE:
-		ret = bk_complete(b, c, args, extra, extra_len);
+		ret = c->ring ? -EBUSY : bk_complete(b, c, args, extra,
+						     extra_len);
 		break;
 	default:
 		/* WAIT included: completions come on the event socket. */
@@ -413,6 +426,8 @@ static void on_event(struct shxd_broker *b, const struct epoll_event *ev)
 			c->broken = 1;
 		else if (ev->events & EPOLLOUT)
 			bk_flush(b, c);
+		if (c->ring && (ev->events & EPOLLIN))
+			bk_ring_kicked(c);	/* the round takes the rings */
 	} else if (c->pending) {
 		/* Not read until its allocation is answered; a hang-up is
 		 * reported all the same, and would come again and again. */
@@ -442,21 +457,39 @@ static void close_broken(struct shxd_broker *b)
 	}
 }
 
+/*
+ * How long epoll may wait: none while polling rings (poll_us after the
+ * last entry), else until a fetch times out, asking rings for kicks first.
+ */
+static int sleep_ms(struct shxd_broker *b, int64_t last_busy)
+{
+	int timeout = bk_fetch_timeouts(b, STOP_POLL_MS);
+
+	if (b->conf.poll_us &&
+	    bk_now_ns() - last_busy < (int64_t)b->conf.poll_us * 1000)
+		return 0;
+	return bk_rings_sleep(b) ? 0 : timeout;
+}
+
 int shxd_broker_run(struct shxd_broker *b, volatile sig_atomic_t *stop)
 {
 	struct epoll_event evs[64];
+	int64_t last_busy = 0;
 
 	while (!*stop) {
-		int timeout = bk_fetch_timeouts(b, STOP_POLL_MS);
-		int n, i;
+		int timeout, n, i;
 
 		close_broken(b);
 		reap_dead(b);
+		timeout = sleep_ms(b, last_busy);
 		n = epoll_wait(b->epfd, evs, 64, timeout);
 		if (n < 0 && errno != EINTR)
 			return -errno;
+		bk_rings_awake(b);
 		for (i = 0; i < n; i++)
 			on_event(b, &evs[i]);
+		if (bk_rings_run(b) > 0 || n > 0)
+			last_busy = bk_now_ns();
 		close_broken(b);
 		reap_dead(b);
 	}

@@ -53,6 +53,10 @@ struct shxd_broker_conf {
 	unsigned long long max_pinned_user_bytes;
 	/* 0: the SHXD_DEF_ defaults above. */
 	unsigned int max_bufs_ctx, max_bufs_user, max_ctx_user;
+	/* With shared rings, how long the loop keeps looking at them after
+	 * the last entry before it sleeps (and wants kicks); 0: sleeps at
+	 * once. Polling costs a CPU: for latency-bound hosts only. */
+	unsigned int poll_us;
 	/* Group whose members may attach engines besides root and the
 	 * daemon's own user; (gid_t)-1: none. */
 	gid_t engine_gid;

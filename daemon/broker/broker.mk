@@ -1,6 +1,6 @@
 # daemon/broker/: syshaxd's userspace broker, linked into syshaxd (daemon.mk) and
 # into its unit test.
-SHXD_BROKER_OBJS := $(addprefix $(B)/daemon/broker/,broker.o bjobs.o bufs.o handles.o \
+SHXD_BROKER_OBJS := $(addprefix $(B)/daemon/broker/,bjobs.o brings.o broker.o bufs.o handles.o \
 	membuf.o users.o)
 SHXD_BROKER_LIBS := $(shell $(PKG_CONFIG) --libs numa)
 # proto.h: the wire protocol shared with the library.

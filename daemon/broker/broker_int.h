@@ -69,6 +69,7 @@ struct bk_conn {
 
 	struct bk_handles handles;
 	struct bk_pending *pending;	/* a BUF_ALLOC being populated */
+	struct bk_ring *ring;		/* RING_SETUP's (brings.c) */
 
 	/* max_jobs_ctx counts nr_jobs + nr_cpls + in_sock. The client's
 	 * own reaped count is not trusted: in_sock comes from the event
@@ -135,6 +136,7 @@ struct shxd_broker {
 	struct bk_job *q_head, *q_tail;
 	struct bk_conn *parked;		/* engines with a fetch waiting */
 	unsigned int nr_active;		/* queued or held */
+	int rings_full;			/* SYSHAX_RING_FULL is set */
 
 	struct syshax_job_stats st;
 };
@@ -189,7 +191,35 @@ void bk_buf_conn_gone(struct shxd_broker *b, struct bk_conn *c);
 /* Waits for running allocations; frees the buffer table. */
 void bk_buf_fini(struct shxd_broker *b);
 
+/* brings.c: the shared rings. */
+struct bk_ring;
+/* *fd: the area's memfd, which the caller closes once it is sent. */
+int bk_ring_setup(struct shxd_broker *b, struct bk_conn *c,
+		  struct syshax_ring_setup_args *a, int *fd);
+void bk_ring_free(struct bk_conn *c);
+/* 0, or -EPROTO once the caller broke its rings. */
+int bk_ring_dead(const struct bk_conn *c);
+/* Drains the kick bytes on c's event socket. */
+void bk_ring_kicked(struct bk_conn *c);
+/* A completion into a client's out ring (room is the caller's rule). */
+int bk_ring_post_cpl(struct bk_conn *c, const struct syshax_completion *cpl);
+/* Queued jobs into engine c's out ring, as room allows; how many. */
+int bk_ring_give(struct shxd_broker *b, struct bk_conn *c);
+/* Takes every in ring's entries; how many. */
+int bk_rings_run(struct shxd_broker *b);
+/* Before sleeping: asks each ring for a kick; 1 when one got entries. */
+int bk_rings_sleep(struct shxd_broker *b);
+void bk_rings_awake(struct shxd_broker *b);
+/* After nr_active changed: SYSHAX_RING_FULL on client rings. */
+void bk_rings_full(struct shxd_broker *b);
+
 /* bjobs.c */
+int bk_queue_one(struct shxd_broker *b, struct bk_conn *c,
+		 const struct syshax_job *job);
+/* The queue's first job, now held by engine c. */
+struct bk_job *bk_hold(struct shxd_broker *b, struct bk_conn *c);
+/* After jobs were queued: hands them to engines. */
+void bk_kick_engines(struct shxd_broker *b);
 int bk_jobs_init(struct shxd_broker *b);
 void bk_jobs_fini(struct shxd_broker *b);
 int bk_submit(struct shxd_broker *b, struct bk_conn *c,

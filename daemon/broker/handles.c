@@ -30,12 +30,10 @@ int bk_handle_add(struct bk_handles *h, struct shxd_membuf *mb,
 
 struct shxd_membuf *bk_handle_get(const struct bk_handles *h, uint64_t handle)
 {
-	return handle > SHXD_HANDLE_MAX ? NULL :
-	       shrt_hmap_get(&h->map, (uint32_t)handle);
+	return handle > SHXD_HANDLE_MAX ? NULL : shrt_hmap_get(&h->map, handle);
 }
 
 struct shxd_membuf *bk_handle_del(struct bk_handles *h, uint64_t handle)
 {
-	return handle > SHXD_HANDLE_MAX ? NULL :
-	       shrt_hmap_del(&h->map, (uint32_t)handle);
+	return handle > SHXD_HANDLE_MAX ? NULL : shrt_hmap_del(&h->map, handle);
 }

@@ -530,7 +530,7 @@ static int64_t deadline_ns(int64_t timeout_ns)
  * only where this said yes, as the module's copy_to_user() leaves them
  * queued. Linux pages are 4 KiB or more: one byte stands for its piece.
  */
-static size_t writable_len(void *p, size_t len)
+size_t shrt_writable_len(void *p, size_t len)
 {
 	uintptr_t a = (uintptr_t)p, q;
 
@@ -569,7 +569,7 @@ static int reap(struct syshax *sh, struct syshax_wait_args *w)
 			want = 64;
 		/* Slots [0, ok) are known writable. */
 		if (ok < got + want)
-			ok += (unsigned int)(writable_len(&cpls[ok],
+			ok += (unsigned int)(shrt_writable_len(&cpls[ok],
 					(size_t)(got + want - ok) * sizeof(*cpls)) /
 					sizeof(*cpls));
 		if (ok == got)
@@ -654,7 +654,7 @@ static int d_engine_fetch(struct syshax *sh,
 		a.max = SHRT_MAX_FETCH;
 	/* Jobs the broker sent cannot go back: fetch only as many as fit. */
 	if (a.max) {
-		size_t len = writable_len(r.rep_extra, (size_t)a.max *
+		size_t len = shrt_writable_len(r.rep_extra, (size_t)a.max *
 					  sizeof(struct syshax_engine_job));
 
 		a.max = (unsigned int)(len / sizeof(struct syshax_engine_job));
@@ -712,6 +712,48 @@ static int d_engine_complete(struct syshax *sh,
 	return __shrt_chunked(sh, complete_chunk, cpls, nr, SHRT_MAX_COMPLETE);
 }
 
+static int d_ring_setup(struct syshax *sh, struct syshax_ring_setup_args *a,
+			void **area)
+{
+	int fd = call_fd(sh, SYSHAX_IOC_RING_SETUP, a, sizeof(*a));
+	void *p;
+
+	if (fd < 0)
+		return fd;
+	p = mmap(NULL, a->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	*area = p;
+	return 0;
+}
+
+/* A kick is one byte on the event socket; a full socket has kicks. */
+static int d_ring_kick(struct syshax *sh)
+{
+	char kick = 1;
+
+	if (send(sh->evfd, &kick, 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
+	    errno != EAGAIN)
+		return errno == ECONNRESET ? -EPIPE : -errno;
+	return 0;
+}
+
+/* The broker's handles of this client: the size it gave, read-write. */
+static int d_ref_info(struct syshax *sh, __u64 handle, __u64 *size,
+		      __u32 *access)
+{
+	struct shrt_buf_fd *b = NULL;
+
+	pthread_mutex_lock(&sh->fd_lock);
+	b = shrt_hmap_get(&sh->buf_fds, handle);
+	if (b)
+		*size = b->size;
+	pthread_mutex_unlock(&sh->fd_lock);
+	*access = SYSHAX_ACCESS_RW;
+	return b ? 0 : -EBADF;
+}
+
 static void d_close(struct syshax *sh)
 {
 	uint32_t i;
@@ -742,5 +784,9 @@ const struct shrt_backend __shrt_daemon_backend = {
 	.engine_fetch = d_engine_fetch,
 	.engine_map = d_engine_map,
 	.engine_complete = d_engine_complete,
+	.ring_setup = d_ring_setup,
+	.ring_kick = d_ring_kick,
+	.ring_drain = drain_notes,
+	.ref_info = d_ref_info,
 	.close = d_close,
 };

@@ -14,7 +14,11 @@ int syshax_engine_attach(struct syshax *sh, int node)
 	if (!sh)
 		return -EINVAL;
 	ret = sh->be->engine_attach(sh, &a);
-	return ret < 0 ? ret : 0;
+	if (ret < 0)
+		return ret;
+	sh->engine = 1;
+	/* An engine's rings, in that role, from now on. */
+	return sh->use_rings ? shrt_ring_get(sh) : 0;
 }
 
 int syshax_engine_fetch(struct syshax *sh, struct syshax_engine_job *jobs,
@@ -28,6 +32,8 @@ int syshax_engine_fetch(struct syshax *sh, struct syshax_engine_job *jobs,
 
 	if (!sh || !jobs)
 		return -EINVAL;
+	if (sh->ring)
+		return shrt_ring_fetch(sh, &f);
 	return sh->be->engine_fetch(sh, &f);
 }
 
@@ -54,5 +60,7 @@ int syshax_engine_complete(struct syshax *sh,
 {
 	if (!sh || !cpls)
 		return -EINVAL;
+	if (sh->ring)
+		return nr ? shrt_ring_complete(sh, cpls, nr) : -EINVAL;
 	return sh->be->engine_complete(sh, cpls, nr);
 }

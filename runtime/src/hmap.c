@@ -8,13 +8,13 @@
 
 #include "hmap.h"
 
-static uint32_t home(const struct shrt_hmap *m, uint32_t key)
+static uint32_t home(const struct shrt_hmap *m, uint64_t key)
 {
-	return (key * 0x9e3779b1U) & (m->cap - 1);
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (m->cap - 1);
 }
 
 /* key's slot, or m->cap when it is not there. */
-static uint32_t find(const struct shrt_hmap *m, uint32_t key)
+static uint32_t find(const struct shrt_hmap *m, uint64_t key)
 {
 	uint32_t i;
 
@@ -26,7 +26,7 @@ static uint32_t find(const struct shrt_hmap *m, uint32_t key)
 	return m->cap;
 }
 
-static void insert(struct shrt_hmap *m, uint32_t key, void *val)
+static void insert(struct shrt_hmap *m, uint64_t key, void *val)
 {
 	uint32_t i = home(m, key);
 
@@ -56,14 +56,14 @@ static int grow(struct shrt_hmap *m)
 	return 0;
 }
 
-void *shrt_hmap_get(const struct shrt_hmap *m, uint32_t key)
+void *shrt_hmap_get(const struct shrt_hmap *m, uint64_t key)
 {
 	uint32_t i = find(m, key);
 
 	return i < m->cap ? m->vals[i] : NULL;
 }
 
-int shrt_hmap_put(struct shrt_hmap *m, uint32_t key, void *val)
+int shrt_hmap_put(struct shrt_hmap *m, uint64_t key, void *val)
 {
 	if (2 * (m->nr + 1) > m->cap && grow(m))
 		return -ENOMEM;
@@ -71,7 +71,7 @@ int shrt_hmap_put(struct shrt_hmap *m, uint32_t key, void *val)
 	return 0;
 }
 
-void *shrt_hmap_del(struct shrt_hmap *m, uint32_t key)
+void *shrt_hmap_del(struct shrt_hmap *m, uint64_t key)
 {
 	uint32_t i = find(m, key), j;
 	void *val;

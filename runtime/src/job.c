@@ -93,6 +93,13 @@ int syshax_submit(struct syshax *sh, const struct syshax_job *jobs,
 
 	if (!sh || !jobs)
 		return -EINVAL;
+	if (sh->use_rings && !sh->engine) {
+		int ret = shrt_ring_get(sh);
+
+		if (ret)
+			return ret;
+		return nr ? shrt_ring_submit(sh, jobs, nr) : -EINVAL;
+	}
 	max = sh->ver.max_submit ? sh->ver.max_submit : nr;
 	return __shrt_chunked(sh, submit_chunk, jobs, nr, max);
 }
@@ -109,5 +116,10 @@ int syshax_wait(struct syshax *sh, struct syshax_completion *cpls,
 
 	if (!sh || !cpls)
 		return -EINVAL;
+	if (sh->use_rings && !sh->engine) {
+		int ret = shrt_ring_get(sh);
+
+		return ret ? ret : shrt_ring_wait(sh, &w);
+	}
 	return sh->be->wait(sh, &w);
 }

@@ -85,6 +85,8 @@ int syshax_open(struct syshax **out, const struct syshax_open_opts *opts)
 	}
 	if (!ret)
 		ret = sh->be->version(sh, &sh->ver);
+	if (!ret)
+		shrt_ring_defaults(sh);
 	if (ret) {
 		syshax_close(sh);
 		return ret;
@@ -97,6 +99,8 @@ void syshax_close(struct syshax *sh)
 {
 	if (!sh)
 		return;
+	if (sh->be && sh->ring_ready)
+		shrt_ring_close(sh);
 	if (sh->be)
 		sh->be->close(sh);
 	pthread_mutex_destroy(&sh->req_lock);
@@ -122,6 +126,14 @@ int syshax_version(struct syshax *sh, struct syshax_version_args *v)
 	if (!sh || !v)
 		return -EINVAL;
 	return sh->be->version(sh, v);
+}
+
+int syshax_set_spin(struct syshax *sh, unsigned int us)
+{
+	if (!sh)
+		return -EINVAL;
+	__atomic_store_n(&sh->spin_us, us, __ATOMIC_RELAXED);
+	return 0;
 }
 
 int syshax_stats(struct syshax *sh, struct syshax_stats_args *st)

@@ -36,6 +36,36 @@ struct shrt_backend {
 			       const struct syshax_engine_cpl *cpls,
 			       unsigned int nr);
 	void (*close)(struct syshax *sh);
+
+	/* Shared rings (ring.c); ring_setup NULL: none on this backend. */
+	/* RING_SETUP, then the area mapped read-write at *area. */
+	int (*ring_setup)(struct syshax *sh, struct syshax_ring_setup_args *a,
+			  void **area);
+	/* Wakes the broker to take the in ring. */
+	int (*ring_kick)(struct syshax *sh);
+	/* Clears the fd's wake-ups before the out ring is looked at (NULL:
+	 * the fd's readiness is the ring's own). */
+	void (*ring_drain)(struct syshax *sh);
+	/* A handle's size and allowed access, for the checks before a job
+	 * enters the ring: 0 or -EBADF. */
+	int (*ref_info)(struct syshax *sh, __u64 handle, __u64 *size,
+			__u32 *access);
+};
+
+/* The caller's view of its rings (ring.c). */
+struct shrt_ring {
+	struct syshax_ring_hdr *hdr;	/* the mapped area */
+	size_t size;
+	char *in, *out;
+	uint32_t in_entries, out_entries, in_size, out_size;
+	uint32_t max_jobs;		/* a client's outstanding jobs */
+	pthread_mutex_t in_lock;	/* producers: in_tail, submitted */
+	pthread_mutex_t out_lock;	/* consumers: out_head */
+	uint32_t in_tail, out_head;	/* ours */
+	uint32_t submitted;		/* jobs put in the in ring */
+	uint32_t reaped;		/* atomic: completions taken */
+	pthread_mutex_t tok_lock;	/* tokens */
+	struct shrt_hmap tokens;	/* an engine's held jobs: token + 1 */
 };
 
 /* What the daemon backend keeps of each handle: the memfd (or -1) and the
@@ -57,7 +87,29 @@ struct syshax {
 	pthread_mutex_t fd_lock;	/* buf_fds */
 	struct shrt_hmap buf_fds;	/* handle -> struct shrt_buf_fd */
 	uint32_t reaped;		/* atomic: for shrt_req.reaped */
+
+	/* Shared rings (ring.c). */
+	int use_rings;			/* $SYSHAX_RINGS=1 and the backend has them */
+	int engine;			/* attached: rings in the engine role */
+	unsigned int spin_us;		/* $SYSHAX_WAIT_SPIN_US, syshax_set_spin() */
+	int ring_ready;			/* ring_lock initialised */
+	pthread_mutex_t ring_lock;	/* setting up ring */
+	struct shrt_ring *ring;		/* atomic: set once */
 };
+
+/* ring.c */
+void shrt_ring_defaults(struct syshax *sh);
+int shrt_ring_get(struct syshax *sh);
+void shrt_ring_close(struct syshax *sh);
+int shrt_ring_submit(struct syshax *sh, const struct syshax_job *jobs,
+		     unsigned int nr);
+int shrt_ring_wait(struct syshax *sh, struct syshax_wait_args *w);
+int shrt_ring_fetch(struct syshax *sh, struct syshax_engine_fetch_args *f);
+int shrt_ring_complete(struct syshax *sh, const struct syshax_engine_cpl *cpls,
+		       unsigned int nr);
+
+/* How many bytes from p on the caller's memory takes, up to len (daemon.c). */
+size_t shrt_writable_len(void *p, size_t len);
 
 extern const struct shrt_backend __shrt_kernel_backend;
 extern const struct shrt_backend __shrt_daemon_backend;

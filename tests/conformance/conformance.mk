@@ -16,8 +16,10 @@ $(CONF_BIN): $(CONF_OBJS) $(SHRT_A)
 		$(shell $(PKG_CONFIG) --libs cunit) -pthread
 
 .PHONY: check-conformance
+# Twice: the old path (a socket message per call) and the shared rings.
 check-conformance: $(CONF_BIN) $(B)/syshaxd
-	tests/conformance/run-host.sh $(B)/syshaxd $(CONF_BIN)
+	SYSHAX_RINGS=0 tests/conformance/run-host.sh $(B)/syshaxd $(CONF_BIN)
+	SYSHAX_RINGS=1 tests/conformance/run-host.sh $(B)/syshaxd $(CONF_BIN)
 
 ALL	+= $(CONF_BIN)
 CHECKS	+= check-conformance

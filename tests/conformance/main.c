@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #include "t.h"
@@ -65,9 +67,12 @@ static int setup(void)
 		       "(syshaxd --no-engine) so it can start its own\n");
 		return 1;
 	}
-	printf("conformance: %s backend, UAPI %u, max_submit %u\n",
+	printf("conformance: %s backend, UAPI %u, max_submit %u, %s\n",
 	       syshax_backend(g_stats_sh) == SYSHAX_BACKEND_KERNEL ?
-	       "kernel" : "userspace", v.uapi_version, v.max_submit);
+	       "kernel" : "userspace", v.uapi_version, v.max_submit,
+	       (v.features & SYSHAX_FEAT_RINGS) && getenv("SYSHAX_RINGS") &&
+	       !strcmp(getenv("SYSHAX_RINGS"), "1") ? "shared rings" :
+	       "system calls");
 	ret = t_engine_start();
 	if (ret) {
 		printf("conformance: cannot start the engine: %s\n",

@@ -238,11 +238,33 @@ static void test_ioctl_numbers(void)
 	CU_ASSERT_EQUAL(SYSHAX_IOC_ENGINE_FETCH, 0x4018be21U);
 	CU_ASSERT_EQUAL(SYSHAX_IOC_ENGINE_MAP, 0xc018be22U);
 	CU_ASSERT_EQUAL(SYSHAX_IOC_ENGINE_COMPLETE, 0x4010be23U);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_RING_SETUP, 0xc020be30U);
+}
+
+static void test_rings(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_ring_word), 64);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_ring_hdr), 448);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ring_hdr, in_tail), 64);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ring_hdr, out_head), 128);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ring_hdr, out_tail), 192);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ring_hdr, broker_flags), 256);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ring_hdr, user_flags), 320);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ring_hdr, in_entries), 384);
+	CU_ASSERT_EQUAL(sizeof(struct syshax_ring_setup_args), 32);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ring_setup_args, size), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ring_setup_args, mmap_offset), 24);
+	CU_ASSERT_EQUAL(SYSHAX_FEAT_RINGS, 1U << 4);
+	CU_ASSERT_EQUAL(SYSHAX_SUBMIT_RING, 1U << 0);
+	CU_ASSERT_EQUAL(SYSHAX_RING_NEED_WAKEUP, 1U << 0);
+	CU_ASSERT_EQUAL(SYSHAX_RING_DEAD, 1U << 1);
+	CU_ASSERT_EQUAL(SYSHAX_RING_FULL, 1U << 2);
+	CU_ASSERT_EQUAL(SYSHAX_RING_WAITING, 1U << 0);
 }
 
 static void test_constants(void)
 {
-	CU_ASSERT_EQUAL(SYSHAX_UAPI_VERSION, 1);
+	CU_ASSERT_EQUAL(SYSHAX_UAPI_VERSION, 2);
 	CU_ASSERT_EQUAL(SYSHAX_IOC_MAGIC, 0xBE);
 	CU_ASSERT_EQUAL(SYSHAX_CHUNK_SHIFT, 21);
 	CU_ASSERT_EQUAL(SYSHAX_CHUNK_SIZE, 2ULL << 20);
@@ -337,6 +359,7 @@ int main(void)
 		{ "syshax_engine_complete_args", test_engine_complete_args },
 		{ "syshax_stats_args", test_stats_args },
 		{ "ioctl_numbers", test_ioctl_numbers },
+		{ "rings", test_rings },
 		{ "constants", test_constants },
 		{ "op params", test_op_params },
 	};

@@ -64,6 +64,11 @@ enum syshax_backend syshax_backend(const struct syshax *sh);
  * syshax_engine_fetch() (engine) would not block. Owned by sh. */
 int syshax_fd(const struct syshax *sh);
 
+/* How long syshax_wait() and syshax_engine_fetch() spin on the shared rings
+ * before they sleep, in µs (default $SYSHAX_WAIT_SPIN_US, else 0). Rings
+ * are used when $SYSHAX_RINGS is 1 and the backend has them. */
+int syshax_set_spin(struct syshax *sh, unsigned int us);
+
 int syshax_version(struct syshax *sh, struct syshax_version_args *v);
 int syshax_stats(struct syshax *sh, struct syshax_stats_args *st);
 
