@@ -129,6 +129,7 @@ static const struct {
 	{ "max_bufs_ctx",	"a whole number >= 1" },
 	{ "max_bufs_user",	"a whole number >= 1" },
 	{ "max_ctx_user",	"a whole number >= 1" },
+	{ "engine_poll_us",	"a whole number of µs 0..1000000 (0: never poll)" },
 };
 
 const char *shxd_config_allowed(const char *key)
@@ -158,6 +159,16 @@ int shxd_config_set(struct shxd_config *cfg, const char *key,
 		return set_uint(&cfg->max_bufs_user, value, 1);
 	if (!strcmp(key, "max_ctx_user"))
 		return set_uint(&cfg->max_ctx_user, value, 1);
+	if (!strcmp(key, "engine_poll_us")) {
+		unsigned int v;
+		int ret = set_uint(&v, value, 0);
+
+		if (!ret && v > 1000000)
+			ret = -ERANGE;
+		if (!ret)
+			cfg->engine_poll_us = v;
+		return ret;
+	}
 	if (!strcmp(key, "engine_threads"))
 		return set_uint(&cfg->engine_threads, value, 1);
 	if (!strcmp(key, "omp_num_threads"))
@@ -313,6 +324,7 @@ static const struct option options[] = {
 	{ "max-bufs-ctx",	required_argument, NULL, OPT_KEY + 14 },
 	{ "max-bufs-user",	required_argument, NULL, OPT_KEY + 15 },
 	{ "max-ctx-user",	required_argument, NULL, OPT_KEY + 16 },
+	{ "engine-poll-us",	required_argument, NULL, OPT_KEY + 17 },
 	{ "print-placement",	required_argument, NULL, OPT_PLACEMENT },
 	{ "config",		required_argument, NULL, OPT_CONFIG },
 	{ "no-engine",		no_argument,	   NULL, OPT_NO_ENGINE },
@@ -353,6 +365,9 @@ static void usage(FILE *f, const char *prog)
 "      --max-ctx-user N     open clients per user (default %u)\n"
 "      --engine-threads N   engine threads (default %u)\n"
 "      --node N             NUMA node the engine threads run on (default -1)\n"
+"      --engine-poll-us N   with shared rings, poll them N µs before sleeping\n"
+"                           (broker and engines; default 0: never; costs a\n"
+"                           CPU, for latency-bound hosts only)\n"
 "\n"
 "CPU engine (compute jobs):\n"
 "      --threads N          worker threads in all, spread evenly over the\n"

@@ -33,6 +33,9 @@ struct shxd_config {
 	unsigned int max_bufs_ctx;	/* handles per client context */
 	unsigned int max_bufs_user;	/* buffers and exports per uid */
 	unsigned int max_ctx_user;	/* contexts per uid */
+	/* µs the broker loop and the engines poll the shared rings before
+	 * they sleep; 0: never (polling takes a CPU from the compute). */
+	unsigned int engine_poll_us;
 	unsigned int engine_threads;
 	int node;			/* NUMA node of the engines, -1: any */
 	/* The CPU engine. The sysHAX knobs keep their names and meaning:

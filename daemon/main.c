@@ -127,6 +127,7 @@ static int run_engines(const struct shxd_config *cfg, struct engine_thread *t,
 		.path = path,
 		.node = cfg->node,
 		.connect_ms = ENGINE_CONNECT_MS,
+		.poll_us = cfg->engine_poll_us,
 		.cpu = g_cpu,
 		.attached = engine_attached,
 	};
@@ -155,6 +156,7 @@ static int run_broker(const struct shxd_config *cfg, struct engine_thread *t,
 		.max_bufs_ctx = cfg->max_bufs_ctx,
 		.max_bufs_user = cfg->max_bufs_user,
 		.max_ctx_user = cfg->max_ctx_user,
+		.poll_us = cfg->engine_poll_us,
 		.engine_gid = (gid_t)-1,
 	};
 	unsigned int n = engines ? cfg->engine_threads : 0;
@@ -192,6 +194,7 @@ static int run_broker(const struct shxd_config *cfg, struct engine_thread *t,
 			.path = path,
 			.node = cfg->node,
 			.connect_ms = ENGINE_CONNECT_MS,
+			.poll_us = cfg->engine_poll_us,
 			.cpu = g_cpu,
 			.attached = engine_attached,
 		};

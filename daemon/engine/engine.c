@@ -156,6 +156,7 @@ int shxd_engine_run(const struct shxd_engine_conf *conf,
 			 syshax_strerror(ret));
 		return ret;
 	}
+	syshax_set_spin(sh, conf->poll_us);
 	ret = syshax_engine_attach(sh, conf->node);
 	if (ret) {
 		shxd_log(LOG_ERR, "engine: attach: %s", syshax_strerror(ret));

@@ -22,6 +22,8 @@ struct shxd_engine_conf {
 	int node;			/* NUMA node to run on, -1: any */
 	/* How long to retry opening while the backend is not up yet. */
 	unsigned int connect_ms;
+	/* With shared rings: µs to spin on them before sleeping. */
+	unsigned int poll_us;
 	struct shxd_cpu *cpu;		/* runs the compute ops (shared) */
 	/* Called once this engine is attached (readiness), may be NULL. */
 	void (*attached)(void);

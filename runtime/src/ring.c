@@ -55,7 +55,7 @@ static unsigned int env_uint(const char *name, unsigned int def)
 
 void shrt_ring_defaults(struct syshax *sh)
 {
-	sh->use_rings = env_uint("SYSHAX_RINGS", 0) == 1 &&
+	sh->use_rings = env_uint("SYSHAX_RINGS", 1) != 0 &&
 			(sh->ver.features & SYSHAX_FEAT_RINGS) &&
 			sh->be->ring_setup;
 	sh->spin_us = env_uint("SYSHAX_WAIT_SPIN_US", 0);

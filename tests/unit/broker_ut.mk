@@ -62,3 +62,37 @@ check-cpl-check: $(CPL_CHECK_UT)
 
 ALL	+= $(CPL_CHECK_UT)
 CHECKS	+= check-cpl-check
+
+# broker/ring.h, the broker's side of the shared rings both brokers use.
+RING_UT := $(B)/tests/unit/ring_ut
+
+$(RING_UT): $(B)/tests/unit/ring_ut.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit)
+
+.PHONY: check-ring
+check-ring: $(RING_UT)
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 timeout 60 $(RING_UT)
+
+ALL	+= $(RING_UT)
+CHECKS	+= check-ring
+
+# The shared rings on syshaxd's broker: garbage in a caller's own ring
+# header hurts only that caller.
+SHXD_BROKER_RING_UT := $(B)/tests/unit/broker_ring_ut
+
+$(SHXD_BROKER_RING_UT): $(B)/tests/unit/broker_ring_ut.o $(T_BROKER_OBJ) \
+		$(SHXD_BROKER_OBJS) $(SHRT_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(SHXD_BROKER_LIBS) \
+		$(shell $(PKG_CONFIG) --libs cunit) -pthread
+
+$(B)/tests/unit/broker_ring_ut.o: CPPFLAGS_tests += \
+	-I$(CURDIR)/daemon/broker -I$(CURDIR)/runtime/include \
+	-I$(CURDIR)/runtime/src
+
+.PHONY: check-broker-ring
+check-broker-ring: $(SHXD_BROKER_RING_UT)
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		timeout 120 $(SHXD_BROKER_RING_UT)
+
+ALL	+= $(SHXD_BROKER_RING_UT)
+CHECKS	+= check-broker-ring

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Shared rings on syshaxd's broker (issue 9): a caller that writes garbage
+ * into its own ring header hurts only itself. The broker runs in a thread;
+ * the test is its clients and its engine, through libsyshax-rt with
+ * SYSHAX_RINGS=1, and reaches into the library's ring (rt_int.h) to write
+ * what a broken or hostile caller would.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <CUnit/Basic.h>
+
+#include "../t_cunit.h"
+
+#include "broker.h"
+#include "rt_int.h"
+#include "t_broker.h"
+
+#define T_SEC	1000000000LL
+
+static struct t_broker g_tb;
+static struct syshax *g_en;	/* the engine, rings in that role */
+
+static int t_setup(void)
+{
+	struct shxd_broker_conf c = {
+		.max_pinned_bytes = 64ULL << 20,
+		.engine_gid = (gid_t)-1,
+	};
+
+	setenv("SYSHAX_RINGS", "1", 1);
+	return t_broker_start(&g_tb, &c, "/tmp/broker_ring_ut.XXXXXX",
+			      "b.sock");
+}
+
+static int t_teardown(void)
+{
+	syshax_close(g_en);
+	return t_broker_stop(&g_tb);
+}
+
+static struct syshax_ring_hdr *t_hdr(struct syshax *sh)
+{
+	return sh->ring ? sh->ring->hdr : NULL;
+}
+
+/* A byte on the event socket: what the library sends to kick. */
+static void t_kick(struct syshax *sh)
+{
+	char k = 1;
+
+	CU_ASSERT_EQUAL(send(syshax_fd(sh), &k, 1, MSG_DONTWAIT), 1);
+}
+
+/* The engine serves one job: fetches it, completes it with status 0;
+ * returns the fetched job through ej when not NULL. */
+static int t_serve(struct syshax_engine_job *ej)
+{
+	struct syshax_engine_job j;
+	struct syshax_engine_cpl c = { 0 };
+	int n = syshax_engine_fetch(g_en, &j, 1, 2 * T_SEC);
+
+	if (n != 1)
+		return n < 0 ? n : -EIO;
+	if (ej)
+		*ej = j;
+	c.token = j.token;
+	return syshax_engine_complete(g_en, &c, 1) == 1 ? 0 : -EIO;
+}
+
+/* A NOP round trip on a fresh context: the broker still serves. */
+static void t_round_trip(void)
+{
+	struct syshax *sh = t_broker_open(&g_tb);
+	struct syshax_completion c;
+	struct syshax_job job;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sh);
+	syshax_job_init(&job, SYSHAX_OP_NOP, 4242);
+	CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), 1);
+	CU_ASSERT_PTR_NOT_NULL(t_hdr(sh));	/* on the rings */
+	CU_ASSERT_EQUAL(t_serve(NULL), 0);
+	CU_ASSERT_EQUAL(syshax_wait(sh, &c, 1, 1, 2 * T_SEC), 1);
+	CU_ASSERT_EQUAL(c.user_data, 4242);
+	CU_ASSERT_EQUAL(c.status, 0);
+	syshax_close(sh);
+}
+
+static void t_engine(void)
+{
+	g_en = t_broker_open(&g_tb);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g_en);
+	CU_ASSERT_EQUAL_FATAL(syshax_engine_attach(g_en, -1), 0);
+	CU_ASSERT_PTR_NOT_NULL(t_hdr(g_en));
+	t_round_trip();
+}
+
+/* Waits (2 s at most) for the broker to mark h DEAD, without calling the
+ * library, which would write its own indices back over the garbage. */
+static void t_until_dead(struct syshax_ring_hdr *h)
+{
+	int i;
+
+	for (i = 0; i < 2000 && !(__atomic_load_n(&h->broker_flags.v,
+						  __ATOMIC_ACQUIRE) &
+				  SYSHAX_RING_DEAD); i++)
+		usleep(1000);
+	CU_ASSERT(h->broker_flags.v & SYSHAX_RING_DEAD);
+}
+
+/* The context's calls fail with -EPROTO (soon: the broker takes the ring
+ * in its own time) and its ring says DEAD. */
+static void t_expect_dead(struct syshax *sh)
+{
+	struct syshax_completion c;
+	struct syshax_job job;
+	int i, ret = 0;
+
+	for (i = 0; i < 200; i++) {
+		ret = syshax_wait(sh, &c, 1, 1, 10000000);
+		if (ret == -EPROTO)
+			break;
+	}
+	CU_ASSERT_EQUAL(ret, -EPROTO);
+	CU_ASSERT(t_hdr(sh)->broker_flags.v & SYSHAX_RING_DEAD);
+	syshax_job_init(&job, SYSHAX_OP_NOP, 1);
+	CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), -EPROTO);
+}
+
+/* A client whose in_tail jumps ahead, or goes behind the head. */
+static void t_bad_in_tail(void)
+{
+	static const uint32_t delta[] = { 1000, (uint32_t)-1 };
+	unsigned int k;
+
+	for (k = 0; k < 2; k++) {
+		struct syshax *sh = t_broker_open(&g_tb);
+		struct syshax_ring_hdr *h;
+		struct syshax_completion c;
+		struct syshax_job job;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(sh);
+		syshax_job_init(&job, SYSHAX_OP_NOP, 1);
+		CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), 1);
+		CU_ASSERT_EQUAL(t_serve(NULL), 0);
+		CU_ASSERT_EQUAL(syshax_wait(sh, &c, 1, 1, 2 * T_SEC), 1);
+		h = t_hdr(sh);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+		__atomic_store_n(&h->in_tail.v, h->in_head.v + delta[k],
+				 __ATOMIC_RELEASE);
+		t_kick(sh);
+		t_until_dead(h);
+		t_expect_dead(sh);
+		t_round_trip();
+		syshax_close(sh);
+	}
+}
+
+/* A client whose out_head passes out_tail, or goes back: found when the
+ * broker next looks at its room (before it takes a job). */
+static void t_bad_out_head(void)
+{
+	/* Past the tail, or before anything the broker saw it hold (a head
+	 * one short of what the broker last read cannot be told from one
+	 * that has not moved). */
+	static const int32_t delta[] = { 5, -(1 << 20) };
+	unsigned int k;
+
+	for (k = 0; k < 2; k++) {
+		struct syshax *sh = t_broker_open(&g_tb);
+		struct syshax_ring_hdr *h;
+		struct syshax_completion c;
+		struct syshax_job job;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(sh);
+		syshax_job_init(&job, SYSHAX_OP_NOP, 1);
+		CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), 1);
+		CU_ASSERT_EQUAL(t_serve(NULL), 0);
+		CU_ASSERT_EQUAL(syshax_wait(sh, &c, 1, 1, 2 * T_SEC), 1);
+		h = t_hdr(sh);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+		__atomic_store_n(&h->out_head.v,
+				 h->out_tail.v + (uint32_t)delta[k],
+				 __ATOMIC_RELEASE);
+		/* Its next job makes the broker look. */
+		CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), 1);
+		t_kick(sh);
+		t_until_dead(h);
+		t_expect_dead(sh);
+		t_round_trip();
+		syshax_close(sh);
+	}
+}
+
+/* What the broker queued is the job as published, whatever the slot
+ * holds later: it copied it once, before checking it. */
+static void t_changed_after_publish(void)
+{
+	struct syshax *sh = t_broker_open(&g_tb);
+	struct syshax_buffer a, b;
+	struct syshax_engine_job ej;
+	struct syshax_completion c;
+	struct syshax_ring_hdr *h;
+	struct syshax_job job, *slot;
+	uint32_t t;
+	int i;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sh);
+	CU_ASSERT_EQUAL_FATAL(syshax_buf_alloc(sh, 4096, -1, 0, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(syshax_buf_alloc(sh, 4096, -1, 0, &b), 0);
+	syshax_job_init(&job, SYSHAX_OP_NOP, 1);
+	CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), 1);	/* sets rings up */
+	CU_ASSERT_EQUAL(t_serve(NULL), 0);
+	CU_ASSERT_EQUAL(syshax_wait(sh, &c, 1, 1, 2 * T_SEC), 1);
+	h = t_hdr(sh);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	t = h->in_tail.v;
+	slot = (struct syshax_job *)((char *)h + h->in_off) +
+	       (t & (h->in_entries - 1));
+	syshax_job_copy(&job, &a, 0, &b, 0, 64, 77);
+	CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), 1);
+	/* Once the broker took it, the slot is the caller's again. */
+	for (i = 0; i < 2000 && __atomic_load_n(&h->in_head.v,
+						__ATOMIC_ACQUIRE) == t; i++)
+		usleep(1000);
+	CU_ASSERT(h->in_head.v != t);
+	slot->refs[0].length = 1ULL << 40;
+	slot->op = SYSHAX_OP_MAX;
+	CU_ASSERT_EQUAL(t_serve(&ej), 0);
+	CU_ASSERT_EQUAL(ej.job.op, SYSHAX_OP_COPY);
+	CU_ASSERT_EQUAL(ej.job.refs[0].length, 64);
+	CU_ASSERT_EQUAL(syshax_wait(sh, &c, 1, 1, 2 * T_SEC), 1);
+	CU_ASSERT_EQUAL(c.user_data, 77);
+	syshax_close(sh);
+}
+
+/* An engine that breaks its rings: its fetch gets -EPROTO; the job it
+ * held completes -EPIPE when it goes; another engine takes over. */
+static void t_bad_engine(void)
+{
+	struct syshax *cl = t_broker_open(&g_tb), *en = t_broker_open(&g_tb);
+	struct syshax_engine_job ej;
+	struct syshax_completion c;
+	struct syshax_ring_hdr *h;
+	struct syshax_job job;
+	int i, ret = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cl);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(en);
+	/* The test's engine steps aside: close it, attach en. */
+	syshax_close(g_en);
+	g_en = NULL;
+	CU_ASSERT_EQUAL_FATAL(syshax_engine_attach(en, -1), 0);
+	syshax_job_init(&job, SYSHAX_OP_NOP, 31);
+	CU_ASSERT_EQUAL(syshax_submit(cl, &job, 1), 1);
+	CU_ASSERT_EQUAL(syshax_engine_fetch(en, &ej, 1, 2 * T_SEC), 1);
+	h = t_hdr(en);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	__atomic_store_n(&h->in_tail.v, h->in_head.v + 100000,
+			 __ATOMIC_RELEASE);
+	t_kick(en);
+	for (i = 0; i < 200; i++) {
+		ret = syshax_engine_fetch(en, &ej, 1, 10000000);
+		if (ret == -EPROTO)
+			break;
+	}
+	CU_ASSERT_EQUAL(ret, -EPROTO);
+	syshax_close(en);
+	CU_ASSERT_EQUAL(syshax_wait(cl, &c, 1, 1, 2 * T_SEC), 1);
+	CU_ASSERT_EQUAL(c.user_data, 31);
+	CU_ASSERT_EQUAL(c.status, -EPIPE);
+	syshax_close(cl);
+	t_engine();
+}
+
+/* Nothing of all that is left in the broker. */
+static void t_nothing_left(void)
+{
+	struct syshax *sh = t_broker_open(&g_tb);
+	struct syshax_stats_args st;
+	int i;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sh);
+	for (i = 0; i < 100; i++) {
+		CU_ASSERT_EQUAL(syshax_stats(sh, &st), 0);
+		if (!st.pinned_bytes && !st.queue_depth && !st.inflight &&
+		    st.contexts == 2)
+			break;
+		usleep(10000);
+	}
+	CU_ASSERT_EQUAL(st.pinned_bytes, 0);
+	CU_ASSERT_EQUAL(st.queue_depth, 0);
+	CU_ASSERT_EQUAL(st.inflight, 0);
+	CU_ASSERT_EQUAL(st.contexts, 2);	/* this one and the engine */
+	syshax_close(sh);
+}
+
+int main(void)
+{
+	static const struct t_test tests[] = {
+		{ "a NOP through the rings", t_engine },
+		{ "in_tail ahead or behind: -EPROTO for it alone",
+		  t_bad_in_tail },
+		{ "out_head past the tail or back: -EPROTO for it alone",
+		  t_bad_out_head },
+		{ "a job changed after the broker took it",
+		  t_changed_after_publish },
+		{ "an engine that breaks its rings", t_bad_engine },
+		{ "nothing left behind", t_nothing_left },
+	};
+
+	return T_RUN_SUITE("broker rings", t_setup, t_teardown, tests);
+}
