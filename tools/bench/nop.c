@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +233,27 @@ static const char *rings_missing(struct syshax *sh)
 #endif
 }
 
+/*
+ * ring+poll keeps a CPU busy per polling thread: the client, the engine
+ * thread and, on syshaxd, the broker thread. With fewer CPUs than that
+ * the pollers take turns by the scheduler's time slices, and the figures
+ * show that, not what polling gives: say so beside them.
+ */
+static void warn_pollers(enum nop_backend b)
+{
+	int pollers = b == BK_USER ? 3 : 2;
+	cpu_set_t set;
+	int cpus;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return;
+	cpus = CPU_COUNT(&set);
+	if (cpus < pollers)
+		fprintf(stderr, "syshax-bench nop: %s ring+poll: %d polling "
+			"threads on %d CPUs: they wait for each other's "
+			"time slices\n", backend_names[b], pollers, cpus);
+}
+
 /* /dev/syshax, with an engine of our own (extra: its options) when none is
  * attached; *ours says whether the engine is ours. */
 static int start_kernel(const char *exe, char *const *extra,
@@ -284,6 +306,8 @@ static int run_syshax(struct nop_run *run, enum nop_backend b,
 	if (!ret && !missing && p == PATH_POLL && !ours)
 		missing = "an engine this bench did not start is attached: "
 			  "its polling is not ours to set";
+	if (!missing && !ret && p == PATH_POLL)
+		warn_pollers(b);
 	if (missing)
 		not_available(run, b, p, missing);
 	else if (!ret) {
