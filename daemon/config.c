@@ -130,6 +130,7 @@ static const struct {
 	{ "max_bufs_user",	"a whole number >= 1" },
 	{ "max_ctx_user",	"a whole number >= 1" },
 	{ "engine_poll_us",	"a whole number of µs 0..1000000 (0: never poll)" },
+	{ "max_jobs_user",	"a whole number (0: half of max_jobs_global)" },
 };
 
 const char *shxd_config_allowed(const char *key)
@@ -153,6 +154,8 @@ int shxd_config_set(struct shxd_config *cfg, const char *key,
 		return parse_ull(value, ~0ULL >> 20, &cfg->max_pinned_mb);
 	if (!strcmp(key, "max_pinned_user_mb"))
 		return parse_ull(value, ~0ULL >> 20, &cfg->max_pinned_user_mb);
+	if (!strcmp(key, "max_jobs_user"))
+		return set_uint(&cfg->max_jobs_user, value, 0);
 	if (!strcmp(key, "max_bufs_ctx"))
 		return set_uint(&cfg->max_bufs_ctx, value, 1);
 	if (!strcmp(key, "max_bufs_user"))
@@ -325,6 +328,7 @@ static const struct option options[] = {
 	{ "max-bufs-user",	required_argument, NULL, OPT_KEY + 15 },
 	{ "max-ctx-user",	required_argument, NULL, OPT_KEY + 16 },
 	{ "engine-poll-us",	required_argument, NULL, OPT_KEY + 17 },
+	{ "max-jobs-user",	required_argument, NULL, OPT_KEY + 18 },
 	{ "print-placement",	required_argument, NULL, OPT_PLACEMENT },
 	{ "config",		required_argument, NULL, OPT_CONFIG },
 	{ "no-engine",		no_argument,	   NULL, OPT_NO_ENGINE },
@@ -356,6 +360,8 @@ static void usage(FILE *f, const char *prog)
 "                           as root, else $XDG_RUNTIME_DIR/syshax/syshaxd.sock)\n"
 "      --max-jobs-ctx N     queued jobs per client (default %u)\n"
 "      --max-jobs-global N  queued jobs in all (default %u)\n"
+"      --max-jobs-user N    queued jobs of one user (default 0: half of\n"
+"                           max-jobs-global)\n"
 "      --max-pinned-mb N    buffer memory in all, MiB (default 0: half of RAM)\n"
 "      --max-pinned-user-mb N  buffer memory of one user's buffers, MiB\n"
 "                           (default 0: half of max-pinned-mb); a client's\n"

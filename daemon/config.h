@@ -27,6 +27,7 @@ struct shxd_config {
 	char socket[PATH_MAX];
 	unsigned int max_jobs_ctx;	/* queued jobs per client context */
 	unsigned int max_jobs_global;	/* queued jobs in all */
+	unsigned int max_jobs_user;	/* of one uid; 0: half the global */
 	unsigned long long max_pinned_mb;	/* all buffers; 0: half of RAM */
 	/* One user's buffers; 0: half of max_pinned_mb. */
 	unsigned long long max_pinned_user_mb;

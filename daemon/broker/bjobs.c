@@ -81,7 +81,10 @@ static void job_free(struct shxd_broker *b, struct bk_job *j)
 	j->next = b->free_list;
 	b->free_list = j;
 	b->nr_active--;
-	bk_rings_full(b);
+	j->user->nr_jobs--;
+	bk_rings_full(b, j->user);
+	bk_user_idle(b, j->user);
+	j->user = NULL;
 }
 
 /* ---- Completions -------------------------------------------------------- */
@@ -446,12 +449,14 @@ int bk_queue_one(struct shxd_broker *b, struct bk_conn *c,
 	if (ret)
 		return ret;
 	if (c->nr_jobs + c->nr_cpls + c->in_sock >= b->conf.max_jobs_ctx ||
-	    !b->free_list)
+	    c->user->nr_jobs >= b->conf.max_jobs_user || !b->free_list)
 		return -EAGAIN;
 	j = b->free_list;
 	b->free_list = j->next;
 	b->nr_active++;
-	bk_rings_full(b);
+	j->user = c->user;
+	c->user->nr_jobs++;
+	bk_rings_full(b, c->user);
 	j->state = BJ_QUEUED;
 	j->owner = c;
 	j->submit_ns = (uint64_t)bk_now_ns();

@@ -72,6 +72,11 @@ static int ring_sizes(const struct shxd_broker *b, const struct bk_conn *c,
 	return 0;
 }
 
+static int user_full(const struct shxd_broker *b, const struct bk_user *u)
+{
+	return u->nr_jobs >= b->conf.max_jobs_user;
+}
+
 int bk_ring_setup(struct shxd_broker *b, struct bk_conn *c,
 		  struct syshax_ring_setup_args *a, int *fd)
 {
@@ -109,7 +114,7 @@ int bk_ring_setup(struct shxd_broker *b, struct bk_conn *c,
 	}
 	shx_ring_init(&br->r, br->area, a->in_entries, in_size,
 		      a->out_entries, out_size);
-	if (!c->engine && b->rings_full)
+	if (!c->engine && (b->rings_full || user_full(b, c->user)))
 		br->r.hdr->broker_flags.v = SYSHAX_RING_FULL;
 	c->ring = br;
 	c->ev_out = 0;
@@ -206,6 +211,8 @@ static int take_jobs(struct shxd_broker *b, struct bk_conn *c)
 		       b->conf.max_jobs_ctx - busy : 0;
 		if (room > b->conf.max_jobs_global - b->nr_active)
 			room = b->conf.max_jobs_global - b->nr_active;
+		if (room > b->conf.max_jobs_user - c->user->nr_jobs)
+			room = b->conf.max_jobs_user - c->user->nr_jobs;
 		n = shx_ring_in_take(&c->ring->r, jobs,
 				     room < TAKE_BATCH ? room : TAKE_BATCH);
 		if (n <= 0)
@@ -288,27 +295,34 @@ int bk_rings_run(struct shxd_broker *b)
 	return total;
 }
 
-/* Tells client rings whether the global job limit is reached, so that
- * their submits fail with -EAGAIN as on the old path. */
-void bk_rings_full(struct shxd_broker *b)
+static void ring_full_flag(struct bk_conn *c, int full)
+{
+	struct syshax_ring_hdr *h = c->ring->r.hdr;
+	uint32_t f = SHX_RING_READ(&h->broker_flags.v);
+
+	SHX_RING_WRITE(&h->broker_flags.v, full ? f | SYSHAX_RING_FULL :
+		       f & ~SYSHAX_RING_FULL);
+}
+
+/*
+ * Tells client rings whether their submits would get -EAGAIN on the old
+ * path: the global job limit, or their user's, is reached. Called when u's
+ * or the global count changed; rewrites flags only on a transition.
+ */
+void bk_rings_full(struct shxd_broker *b, struct bk_user *u)
 {
 	int full = b->nr_active >= b->conf.max_jobs_global;
+	int ufull = user_full(b, u);
 	struct bk_conn *c;
 
-	if (full == b->rings_full)
+	if (full == b->rings_full && ufull == u->full)
 		return;
+	for (c = b->conns; c; c = c->next)
+		if (c->ring && !c->engine &&
+		    (full != b->rings_full || c->user == u))
+			ring_full_flag(c, full || user_full(b, c->user));
 	b->rings_full = full;
-	for (c = b->conns; c; c = c->next) {
-		struct syshax_ring_hdr *h;
-		uint32_t f;
-
-		if (!c->ring || c->engine)
-			continue;
-		h = c->ring->r.hdr;
-		f = SHX_RING_READ(&h->broker_flags.v);
-		SHX_RING_WRITE(&h->broker_flags.v, full ? f | SYSHAX_RING_FULL :
-			       f & ~SYSHAX_RING_FULL);
-	}
+	u->full = ufull;
 }
 
 /* Before the loop sleeps: 1 when some ring got entries meanwhile. */

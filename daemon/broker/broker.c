@@ -589,6 +589,9 @@ int shxd_broker_create(const struct shxd_broker_conf *conf,
 		b->conf.max_jobs_ctx = SHXD_DEF_MAX_JOBS_CTX;
 	if (!b->conf.max_jobs_global)
 		b->conf.max_jobs_global = SHXD_DEF_MAX_JOBS_GLOBAL;
+	if (!b->conf.max_jobs_user)
+		b->conf.max_jobs_user = b->conf.max_jobs_global / 2 ?
+					b->conf.max_jobs_global / 2 : 1;
 	if (!b->conf.max_pinned_bytes)
 		b->conf.max_pinned_bytes = (unsigned long long)
 			sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 2;

@@ -45,6 +45,10 @@ struct shxd_broker_conf {
 	unsigned int max_jobs_ctx;
 	/* Jobs queued or in flight in all contexts; 0: the default. */
 	unsigned int max_jobs_global;
+	/* Jobs queued or in flight of one uid's contexts, so one user
+	 * cannot fill the global limit; 0: half of max_jobs_global (the
+	 * module's max_jobs_user default). */
+	unsigned int max_jobs_user;
 	/* Cap on buffer bytes; 0: half the machine's memory. */
 	unsigned long long max_pinned_bytes;
 	/* Cap on the bytes of the buffers one uid made; 0: half of

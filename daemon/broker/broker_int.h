@@ -48,6 +48,8 @@ struct bk_user {
 	 * exported: each holds a descriptor in the daemon. */
 	unsigned int nr_bufs;
 	uint64_t pinned;	/* bytes of those */
+	unsigned int nr_jobs;	/* queued or held, of all its contexts */
+	int full;		/* nr_jobs reached max_jobs_user */
 };
 
 struct bk_pending;
@@ -96,6 +98,7 @@ struct bk_job {
 	struct bk_job *next, *prev;	/* queue or free list */
 	int state;			/* BJ_FREE, BJ_QUEUED, BJ_HELD */
 	struct bk_conn *owner;		/* NULL once the owner closed */
+	struct bk_user *user;		/* the submitter's, charged */
 	struct bk_conn *engine;
 	struct shxd_membuf *bufs[SYSHAX_JOB_MAX_REFS];
 	uint64_t submit_ns;
@@ -210,8 +213,9 @@ int bk_rings_run(struct shxd_broker *b);
 /* Before sleeping: asks each ring for a kick; 1 when one got entries. */
 int bk_rings_sleep(struct shxd_broker *b);
 void bk_rings_awake(struct shxd_broker *b);
-/* After nr_active changed: SYSHAX_RING_FULL on client rings. */
-void bk_rings_full(struct shxd_broker *b);
+/* After nr_active and u's nr_jobs changed: SYSHAX_RING_FULL on client
+ * rings. */
+void bk_rings_full(struct shxd_broker *b, struct bk_user *u);
 
 /* bjobs.c */
 int bk_queue_one(struct shxd_broker *b, struct bk_conn *c,

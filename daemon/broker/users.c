@@ -34,7 +34,7 @@ void bk_user_idle(struct shxd_broker *b, struct bk_user *u)
 {
 	struct bk_user **p;
 
-	if (u->nr_conns || u->nr_bufs || u->pinned)
+	if (u->nr_conns || u->nr_bufs || u->pinned || u->nr_jobs)
 		return;
 	for (p = &b->users; *p; p = &(*p)->next)
 		if (*p == u) {
