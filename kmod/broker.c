@@ -22,21 +22,19 @@
 #define SYSHAX_DEF_MAX_JOBS_GLOBAL	8192
 /* Half the global default: one user cannot take the whole queue. */
 #define SYSHAX_DEF_MAX_JOBS_USER	4096
-/* Most jobs one SUBMIT takes (VERSION's max_submit). */
-#define SYSHAX_MAX_SUBMIT		128
 
-static unsigned int max_jobs_ctx = SYSHAX_DEF_MAX_JOBS_CTX;
-module_param(max_jobs_ctx, uint, 0644);
+unsigned int syshax_max_jobs_ctx = SYSHAX_DEF_MAX_JOBS_CTX;
+module_param_named(max_jobs_ctx, syshax_max_jobs_ctx, uint, 0644);
 MODULE_PARM_DESC(max_jobs_ctx,
 		 "Jobs one context may have queued, in flight or completed but not reaped (default 1024)");
 
-static unsigned int max_jobs_global = SYSHAX_DEF_MAX_JOBS_GLOBAL;
-module_param(max_jobs_global, uint, 0644);
+unsigned int syshax_max_jobs_global = SYSHAX_DEF_MAX_JOBS_GLOBAL;
+module_param_named(max_jobs_global, syshax_max_jobs_global, uint, 0644);
 MODULE_PARM_DESC(max_jobs_global,
 		 "Jobs all contexts may have queued or in flight (default 8192)");
 
-static unsigned int max_jobs_user = SYSHAX_DEF_MAX_JOBS_USER;
-module_param(max_jobs_user, uint, 0644);
+unsigned int syshax_max_jobs_user = SYSHAX_DEF_MAX_JOBS_USER;
+module_param_named(max_jobs_user, syshax_max_jobs_user, uint, 0644);
 MODULE_PARM_DESC(max_jobs_user,
 		 "Jobs the contexts of one user (uid) may have queued or in flight together (default 4096; 0: no per-user limit)");
 
@@ -44,6 +42,8 @@ struct syshax_broker syshax_broker = {
 	.lock = __SPIN_LOCK_UNLOCKED(syshax_broker.lock),
 	.queue = LIST_HEAD_INIT(syshax_broker.queue),
 	.engines = LIST_HEAD_INIT(syshax_broker.engines),
+	.ring_clients = LIST_HEAD_INIT(syshax_broker.ring_clients),
+	.stalled = LIST_HEAD_INIT(syshax_broker.stalled),
 };
 static struct syshax_broker *const br = &syshax_broker;
 
@@ -61,8 +61,28 @@ void syshax_kjob_retire(struct syshax_kjob *j)
 {
 	br->active--;
 	j->user->nr_jobs--;
+	syshax_rings_full_update(j->user);
 	syshax_user_put(j->user);
 	j->user = NULL;
+}
+
+void syshax_kjob_enqueue(struct syshax_broker_ctx *bc,
+			 struct syshax_user *user, struct syshax_kjob *j)
+{
+	j->owner = bc;
+	j->ctx_id = bc->ctx->id;
+	j->state = SYSHAX_KJOB_QUEUED;
+	j->user = syshax_user_hold(user);
+	user->nr_jobs++;
+	j->token = ++br->next_token;
+	j->submit_ns = ktime_get_ns();
+	list_add_tail(&j->qnode, &br->queue);
+	list_add_tail(&j->cnode, &bc->jobs);
+	bc->nr_jobs++;
+	br->active++;
+	br->st.queued++;
+	br->st.submitted++;
+	syshax_rings_full_update(user);
 }
 
 static void job_free(struct syshax_kjob *j)
@@ -137,13 +157,25 @@ static int ref_lookup(void *priv, __u64 handle, __u64 *size, __u32 *access)
 	return 0;
 }
 
+int syshax_kjob_check(struct syshax_ctx *ctx, struct syshax_kjob *j)
+{
+	struct ref_lookup l = { .ctx = ctx, .job = j };
+	unsigned int i;
+	int ret;
+
+	ret = syshax_job_check(&j->job, ref_lookup, &l);
+	if (ret)
+		return ret;
+	for (i = 0; i < j->nr_bufs; i++)
+		j->job.refs[i].buf = j->bufs[i]->id;
+	return 0;
+}
+
 static int submit_one(struct syshax_broker_ctx *bc, struct syshax_user *user,
 		      const struct syshax_job __user *ujob)
 {
 	unsigned int user_max;
-	struct ref_lookup l = { .ctx = bc->ctx };
 	struct syshax_kjob *j;
-	unsigned int i;
 	int ret;
 
 	j = kmem_cache_zalloc(br->job_cache, GFP_KERNEL);
@@ -153,36 +185,21 @@ static int submit_one(struct syshax_broker_ctx *bc, struct syshax_user *user,
 		ret = -EFAULT;
 		goto err_free;
 	}
-	l.job = j;
-	ret = syshax_job_check(&j->job, ref_lookup, &l);
+	ret = syshax_kjob_check(bc->ctx, j);
 	if (ret)
 		goto err_free;
-	for (i = 0; i < j->nr_bufs; i++)
-		j->job.refs[i].buf = j->bufs[i]->id;
-	j->owner = bc;
-	j->ctx_id = bc->ctx->id;
-	j->state = SYSHAX_KJOB_QUEUED;
 
-	user_max = READ_ONCE(max_jobs_user);
+	user_max = READ_ONCE(syshax_max_jobs_user);
 
 	spin_lock(&br->lock);
-	if (bc->nr_jobs >= READ_ONCE(max_jobs_ctx) ||
-	    br->active >= READ_ONCE(max_jobs_global) ||
+	if (bc->nr_jobs >= READ_ONCE(syshax_max_jobs_ctx) ||
+	    br->active >= READ_ONCE(syshax_max_jobs_global) ||
 	    (user_max && user->nr_jobs >= user_max)) {
 		spin_unlock(&br->lock);
 		ret = -EAGAIN;
 		goto err_free;
 	}
-	j->user = syshax_user_hold(user);
-	user->nr_jobs++;
-	j->token = ++br->next_token;
-	j->submit_ns = ktime_get_ns();
-	list_add_tail(&j->qnode, &br->queue);
-	list_add_tail(&j->cnode, &bc->jobs);
-	bc->nr_jobs++;
-	br->active++;
-	br->st.queued++;
-	br->st.submitted++;
+	syshax_kjob_enqueue(bc, user, j);
 	spin_unlock(&br->lock);
 	return 0;
 
@@ -201,6 +218,12 @@ static long broker_submit(struct syshax_broker_ctx *bc, void __user *uarg)
 
 	if (copy_from_user(&a, uarg, sizeof(a)))
 		return -EFAULT;
+	/* A context with rings only kicks: its jobs come in its in ring. */
+	if (smp_load_acquire(&bc->ring)) {
+		if (a.flags != SYSHAX_SUBMIT_RING)
+			return a.flags & ~SYSHAX_SUBMIT_RING ? -EINVAL : -EBUSY;
+		return syshax_ring_kick(bc);
+	}
 	if (a.flags || !a.nr || a.nr > SYSHAX_MAX_SUBMIT)
 		return -EINVAL;
 	/* Jobs count against the caller's uid, as its buffers do. */
@@ -298,11 +321,22 @@ long syshax_broker_ioctl(struct syshax_ctx *ctx, unsigned int cmd,
 {
 	struct syshax_broker_ctx *bc = ctx->jobs;
 
+	/* With rings, jobs and completions go only through them. */
+	switch (cmd) {
+	case SYSHAX_IOC_WAIT:
+	case SYSHAX_IOC_ENGINE_FETCH:
+	case SYSHAX_IOC_ENGINE_COMPLETE:
+		if (smp_load_acquire(&bc->ring))
+			return -EBUSY;
+		break;
+	}
 	switch (cmd) {
 	case SYSHAX_IOC_SUBMIT:
 		return broker_submit(bc, uarg);
 	case SYSHAX_IOC_WAIT:
 		return broker_wait(bc, uarg);
+	case SYSHAX_IOC_RING_SETUP:
+		return syshax_ring_setup(bc, uarg);
 	case SYSHAX_IOC_ENGINE_ATTACH:
 		return syshax_engine_attach(bc, uarg);
 	case SYSHAX_IOC_ENGINE_FETCH:
@@ -316,13 +350,18 @@ long syshax_broker_ioctl(struct syshax_ctx *ctx, unsigned int cmd,
 	}
 }
 
-/* Readable: completions to reap, or, for an engine, jobs to fetch. */
+/*
+ * Readable: completions to reap, or, for an engine, jobs to fetch; with
+ * rings, entries in the out ring (or a dead ring).
+ */
 __poll_t syshax_broker_poll(struct syshax_ctx *ctx, struct file *file,
 			    poll_table *wait)
 {
 	struct syshax_broker_ctx *bc = ctx->jobs;
 
 	poll_wait(file, &bc->wq, wait);
+	if (smp_load_acquire(&bc->ring))
+		return syshax_ring_poll(bc);
 	if (READ_ONCE(bc->nr_cpls) ||
 	    (READ_ONCE(bc->engine) && READ_ONCE(br->st.queued)))
 		return EPOLLIN | EPOLLRDNORM;
@@ -369,6 +408,8 @@ static void client_release(struct syshax_broker_ctx *bc)
 	list_splice_init(&bc->cpls, &gone);
 	spin_unlock(&br->lock);
 	syshax_kjob_free_list(&gone);
+	/* Cancelled jobs made room for jobs other rings hold. */
+	syshax_rings_retry();
 }
 
 void syshax_broker_release(struct syshax_ctx *ctx)
@@ -378,13 +419,14 @@ void syshax_broker_release(struct syshax_ctx *ctx)
 	if (bc->engine)
 		syshax_engine_release(bc);
 	client_release(bc);
+	syshax_ring_release(bc);
 	kfree(bc);
 	ctx->jobs = NULL;
 }
 
 void syshax_broker_version(struct syshax_version_args *v)
 {
-	v->features |= SYSHAX_FEAT_JOBS;
+	v->features |= SYSHAX_FEAT_JOBS | SYSHAX_FEAT_RINGS;
 	v->max_submit = SYSHAX_MAX_SUBMIT;
 }
 

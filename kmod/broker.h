@@ -24,6 +24,16 @@
 #include "cpl_check.h"
 #include "syshax_priv.h"
 
+#define SHX_RING_LOAD_ACQ(p)	smp_load_acquire(p)
+#define SHX_RING_STORE_REL(p, v) smp_store_release(p, v)
+#define SHX_RING_READ(p)	READ_ONCE(*(p))
+#define SHX_RING_WRITE(p, v)	WRITE_ONCE(*(p), v)
+#define SHX_RING_MB()		smp_mb()
+#include "ring.h"
+
+/* Most jobs one SUBMIT takes (VERSION's max_submit; a client's in ring). */
+#define SYSHAX_MAX_SUBMIT	128
+
 enum syshax_kjob_state {
 	SYSHAX_KJOB_QUEUED,	/* on the global queue */
 	SYSHAX_KJOB_HELD,	/* taken by an engine, not yet completed */
@@ -60,6 +70,25 @@ struct syshax_broker_ctx {
 	struct list_head enode;		/* in the broker's engines */
 	struct list_head held;		/* via qnode */
 	struct list_head maps;		/* engine.c's struct engine_map */
+	/* Shared rings (ring.c): set once by RING_SETUP, under the lock. */
+	struct syshax_kring *ring;
+};
+
+/*
+ * A context's ring area (ring.c): vmalloc_user() memory mapped at offset 0
+ * of its fd, and broker/ring.h's view of it. Everything in it is guarded
+ * by the broker's lock; the caller's words in the area are only read.
+ */
+struct syshax_kring {
+	struct shx_ring r;
+	void *area;
+	unsigned long size;		/* bytes, page aligned */
+	struct syshax_broker_ctx *bc;
+	bool engine;			/* the role at RING_SETUP */
+	struct syshax_user *user;	/* client: its jobs count against it */
+	struct list_head rnode;		/* client: in the broker's clients */
+	struct list_head snode;		/* client: in stalled (empty: not) */
+	struct syshax_engine_job ej;	/* engine: an out entry being built */
 };
 
 struct syshax_broker {
@@ -70,12 +99,35 @@ struct syshax_broker {
 	struct kmem_cache *job_cache;
 	u64 next_token;
 	u32 next_engine_id;
+	struct list_head ring_clients;	/* clients with rings, via rnode */
+	/* Clients whose in ring holds jobs a global or per-user limit left
+	 * there; taken when jobs retire (syshax_rings_retry()). */
+	struct list_head stalled;
+	bool rings_full;		/* max_jobs_global reached */
 	unsigned int active;		/* queued or held: max_jobs_global */
 	/* and per user in syshax_user.nr_jobs: max_jobs_user */
 	struct syshax_job_stats st;	/* for STATS */
 };
 
 extern struct syshax_broker syshax_broker;
+
+/* The job limits (module parameters, broker.c). */
+extern unsigned int syshax_max_jobs_ctx;
+extern unsigned int syshax_max_jobs_global;
+extern unsigned int syshax_max_jobs_user;
+
+/*
+ * Checks j->job (syshax_job_check(), taking the buffer references the job
+ * keeps) and rewrites its refs to global ids; no lock held, or the broker's
+ * (the handle lookups take only the handles' xarray lock).
+ */
+int syshax_kjob_check(struct syshax_ctx *ctx, struct syshax_kjob *j);
+/*
+ * Queues a checked job of bc, counted against user; under the lock, after
+ * the limits were checked.
+ */
+void syshax_kjob_enqueue(struct syshax_broker_ctx *bc,
+			 struct syshax_user *user, struct syshax_kjob *j);
 
 void syshax_kjob_put_bufs(struct syshax_kjob *j);
 /* Takes a job out of the queued-or-held counts; under the lock. */
@@ -105,5 +157,33 @@ long syshax_engine_fetch(struct syshax_broker_ctx *bc, void __user *uarg);
 long syshax_engine_map(struct syshax_broker_ctx *bc, void __user *uarg);
 long syshax_engine_complete(struct syshax_broker_ctx *bc, void __user *uarg);
 void syshax_engine_release(struct syshax_broker_ctx *eng);
+/* The held job of eng with this token, or NULL; under the lock. */
+struct syshax_kjob *syshax_held_find(struct syshax_broker_ctx *eng,
+				     u64 token);
+/* Makes j (taken off the queue) a job eng holds; under the lock. */
+void syshax_kjob_hold(struct syshax_broker_ctx *eng, struct syshax_kjob *j);
+/* ENGINE_COMPLETE's steps: job_end under the lock, then, without it,
+ * job_post and map_drop. */
+void syshax_job_end(struct syshax_kjob *j, const struct syshax_engine_cpl *c,
+		    struct list_head *done, struct list_head *drop);
+void syshax_job_post(struct list_head *done);
+void syshax_map_drop(struct syshax_broker_ctx *eng, struct list_head *drop);
+
+/* ring.c: RING_SETUP, kicks, the ring side of poll, mmap and release. */
+long syshax_ring_setup(struct syshax_broker_ctx *bc, void __user *uarg);
+long syshax_ring_kick(struct syshax_broker_ctx *bc);
+__poll_t syshax_ring_poll(struct syshax_broker_ctx *bc);
+void syshax_ring_release(struct syshax_broker_ctx *bc);
+/* Under the lock: a completion into a client's out ring (published by
+ * syshax_ring_publish()); fills engines' out rings from the queue; sets or
+ * clears SYSHAX_RING_FULL when the global limit or user's is reached or
+ * left (user: whose count changed, or NULL). */
+void syshax_ring_put_cpl(struct syshax_kring *kr,
+			 const struct syshax_completion *cpl);
+void syshax_ring_publish(struct syshax_kring *kr);
+void syshax_rings_give(void);
+void syshax_rings_full_update(struct syshax_user *user);
+/* Without the lock, after jobs retired: takes stalled in rings again. */
+void syshax_rings_retry(void);
 
 #endif /* SYSHAX_BROKER_H */

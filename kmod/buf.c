@@ -654,6 +654,9 @@ int syshax_ctx_mmap(struct syshax_ctx *ctx, struct vm_area_struct *vma)
 	struct syshax_buf *buf;
 	int ret;
 
+	/* Handle 0 is never a buffer's: its offsets are the ring area's. */
+	if (!(vma->vm_pgoff >> SYSHAX_PGOFF_BITS))
+		return syshax_broker_ring_mmap(ctx, vma);
 	buf = syshax_buf_get_handle(ctx, vma->vm_pgoff >> SYSHAX_PGOFF_BITS,
 				    NULL);
 	if (IS_ERR(buf))

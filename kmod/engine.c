@@ -95,7 +95,7 @@ static void map_unuse(struct syshax_broker_ctx *eng,
  * Frees maps map_unuse let go, with the engine's handles, unless the engine
  * freed a handle itself (BUF_FREE) and the number now names another buffer.
  */
-static void map_drop(struct syshax_broker_ctx *eng, struct list_head *drop)
+void syshax_map_drop(struct syshax_broker_ctx *eng, struct list_head *drop)
 {
 	struct engine_map *m, *tmp;
 	struct syshax_buf *buf;
@@ -113,9 +113,9 @@ static void map_drop(struct syshax_broker_ctx *eng, struct list_head *drop)
 
 /*
  * Ends a held job: takes it off its engine and records the completion.
- * Under the lock; the job moves to done, for job_post().
+ * Under the lock; the job moves to done, for syshax_job_post().
  */
-static void job_end(struct syshax_kjob *j, const struct syshax_engine_cpl *c,
+void syshax_job_end(struct syshax_kjob *j, const struct syshax_engine_cpl *c,
 		    struct list_head *done, struct list_head *drop)
 {
 	hash_del(&j->hnode);
@@ -130,14 +130,23 @@ static void job_end(struct syshax_kjob *j, const struct syshax_engine_cpl *c,
 	syshax_job_stats_end(&br->st, c->status, ktime_get_ns() - j->submit_ns);
 }
 
+/* Publishes what went into an owner's out ring, and wakes it. */
+static void job_post_wake(struct syshax_broker_ctx *owner)
+{
+	if (owner->ring)
+		syshax_ring_publish(owner->ring);
+	wake_up(&owner->wq);
+}
+
 /*
  * Releases the refs of ended jobs, then hands each completion to its owner,
  * or frees the job when the owner has gone. Called without the lock.
  */
-static void job_post(struct list_head *done)
+void syshax_job_post(struct list_head *done)
 {
 	struct syshax_broker_ctx *last = NULL;
 	struct syshax_kjob *j, *tmp;
+	bool retry;
 
 	list_for_each_entry(j, done, qnode)
 		syshax_kjob_put_bufs(j);
@@ -149,19 +158,29 @@ static void job_post(struct list_head *done)
 		if (!owner)
 			continue;
 		list_del(&j->cnode);
-		list_move_tail(&j->qnode, &owner->cpls);
-		owner->nr_cpls++;
+		if (owner->ring) {
+			/* Into its out ring; the job itself is freed. */
+			owner->nr_jobs--;
+			syshax_ring_put_cpl(owner->ring, &j->cpl);
+		} else {
+			list_move_tail(&j->qnode, &owner->cpls);
+			owner->nr_cpls++;
+		}
 		/* One wake-up per run of one owner's jobs, not per job. */
 		if (owner != last) {
 			if (last)
-				wake_up(&last->wq);
+				job_post_wake(last);
 			last = owner;
 		}
 	}
 	if (last)
-		wake_up(&last->wq);
+		job_post_wake(last);
+	retry = !list_empty(&br->stalled);
 	spin_unlock(&br->lock);
 	syshax_kjob_free_list(done);
+	/* The retired jobs made room for jobs rings still hold. */
+	if (retry)
+		syshax_rings_retry();
 }
 
 static bool engine_may_attach(void)
@@ -190,7 +209,8 @@ long syshax_engine_attach(struct syshax_broker_ctx *bc, void __user *uarg)
 	if (!engine_may_attach())
 		return -EPERM;
 	spin_lock(&br->lock);
-	if (bc->engine) {
+	/* A context with client rings stays a client. */
+	if (bc->engine || bc->ring) {
 		ret = -EBUSY;
 	} else {
 		WRITE_ONCE(bc->engine, true);
@@ -206,13 +226,15 @@ long syshax_engine_attach(struct syshax_broker_ctx *bc, void __user *uarg)
 
 /*
  * Engines sleep on their own wait queue, the one poll() watches, so an fd
- * added to epoll before ENGINE_ATTACH still hears of jobs.
+ * added to epoll before ENGINE_ATTACH still hears of jobs. Engines with
+ * rings get the queued jobs in their out rings first.
  */
 void syshax_engines_wake(void)
 {
 	struct syshax_broker_ctx *eng;
 
 	spin_lock(&br->lock);
+	syshax_rings_give();
 	list_for_each_entry(eng, &br->engines, enode)
 		wake_up(&eng->wq);
 	spin_unlock(&br->lock);
@@ -379,7 +401,7 @@ static int engine_map_new(struct syshax_broker_ctx *eng, u64 id)
 	else
 		list_add_tail(&m->node, &drop);
 	spin_unlock(&br->lock);
-	map_drop(eng, &drop);
+	syshax_map_drop(eng, &drop);
 out_put:
 	syshax_buf_put(buf);
 	return ret;
@@ -415,7 +437,19 @@ long syshax_engine_map(struct syshax_broker_ctx *bc, void __user *uarg)
 	return copy_to_user(uarg, &a, sizeof(a)) ? -EFAULT : 0;
 }
 
-static struct syshax_kjob *held_find(struct syshax_broker_ctx *eng,
+void syshax_kjob_hold(struct syshax_broker_ctx *eng, struct syshax_kjob *j)
+{
+	j->state = SYSHAX_KJOB_HELD;
+	j->engine = eng;
+	list_move_tail(&j->qnode, &eng->held);
+	hash_add(br->held, &j->hnode, j->token);
+	map_use(eng, j);
+	br->st.queued--;
+	br->st.held++;
+	br->st.fetched++;
+}
+
+struct syshax_kjob *syshax_held_find(struct syshax_broker_ctx *eng,
 				     u64 token)
 {
 	struct syshax_kjob *j;
@@ -458,18 +492,18 @@ long syshax_engine_complete(struct syshax_broker_ctx *bc, void __user *uarg)
 			ret = syshax_cpl_check(&c[i]);
 			if (ret)
 				break;
-			j = held_find(bc, c[i].token);
+			j = syshax_held_find(bc, c[i].token);
 			if (!j) {
 				ret = -ENOENT;
 				break;
 			}
-			job_end(j, &c[i], &done, &drop);
+			syshax_job_end(j, &c[i], &done, &drop);
 		}
 		spin_unlock(&br->lock);
 		n += i;
 	}
-	job_post(&done);
-	map_drop(bc, &drop);
+	syshax_job_post(&done);
+	syshax_map_drop(bc, &drop);
 	return n ? n : ret;
 }
 
@@ -484,11 +518,11 @@ void syshax_engine_release(struct syshax_broker_ctx *eng)
 
 	spin_lock(&br->lock);
 	list_for_each_entry_safe(j, tmp, &eng->held, qnode)
-		job_end(j, &epipe, &done, &drop);
+		syshax_job_end(j, &epipe, &done, &drop);
 	list_del(&eng->enode);
 	br->st.engines--;
 	spin_unlock(&br->lock);
-	job_post(&done);
+	syshax_job_post(&done);
 	/* The handles go with the context's other buffers. */
 	list_splice(&drop, &eng->maps);
 	list_for_each_entry_safe(m, mtmp, &eng->maps, node)

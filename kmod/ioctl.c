@@ -216,6 +216,7 @@ long syshax_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case SYSHAX_IOC_ENGINE_FETCH:
 	case SYSHAX_IOC_ENGINE_MAP:
 	case SYSHAX_IOC_ENGINE_COMPLETE:
+	case SYSHAX_IOC_RING_SETUP:
 		return syshax_broker_ioctl(ctx, cmd, uarg);
 	default:
 		return -ENOTTY;

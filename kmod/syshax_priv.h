@@ -50,6 +50,7 @@ struct syshax_user {
 	struct user_struct *user;	/* locked_vm: RLIMIT_MEMLOCK */
 	atomic64_t pinned_pages;	/* of this user's buffers */
 	unsigned int nr_jobs;		/* queued or held; broker lock */
+	bool rings_full;		/* max_jobs_user reached; broker lock */
 #ifndef SYSHAX_HAVE_USER_LOCKED_VM
 	atomic_long_t locked_vm;	/* when user_struct has none */
 #endif
@@ -153,9 +154,9 @@ extern unsigned int syshax_max_pinned_mb;
 extern unsigned int syshax_max_pinned_user_mb;
 
 /*
- * Broker hooks (broker.c). ioctl: SUBMIT, WAIT and ENGINE_*; release runs
- * before the context's buffers are dropped; version sets the job feature
- * bit and limits; stats fills the job fields.
+ * Broker hooks (broker.c). ioctl: SUBMIT, WAIT, ENGINE_* and RING_SETUP;
+ * release runs before the context's buffers are dropped; version sets the
+ * job and ring feature bits and limits; stats fills the job fields.
  */
 int syshax_broker_init(void);
 void syshax_broker_exit(void);
@@ -165,6 +166,8 @@ long syshax_broker_ioctl(struct syshax_ctx *ctx, unsigned int cmd,
 			 void __user *uarg);
 __poll_t syshax_broker_poll(struct syshax_ctx *ctx, struct file *file,
 			    poll_table *wait);
+/* mmap offset 0: the context's ring area (RING_SETUP). */
+int syshax_broker_ring_mmap(struct syshax_ctx *ctx, struct vm_area_struct *vma);
 void syshax_broker_version(struct syshax_version_args *v);
 void syshax_broker_stats(struct syshax_stats_args *st);
 /* Job counters in sysfs, a group of the misc device. */
