@@ -82,6 +82,10 @@ struct syshax {
 	int evfd;		/* what syshax_fd() returns */
 	struct syshax_version_args ver;
 
+	/* Kernel backend only: handle -> kernel.c's struct k_ref (fd_lock),
+	 * for ref_info. */
+	struct shrt_hmap k_refs;
+
 	/* Daemon backend only. */
 	pthread_mutex_t req_lock;	/* one request/reply at a time */
 	pthread_mutex_t fd_lock;	/* buf_fds */
