@@ -16,14 +16,16 @@ $(B)/tests/kmod/vfio_test: $(B)/tests/kmod/vfio_test.o
 # limits_test: per-user memlock, pinned cap and job limit (drops to uids).
 # numa_test: BUF_ALLOC on a CPU of a memoryless NUMA node, which only the
 # second guest of make vm-check has (VM_MEMORYLESS_BINS, VM_NUMA=memoryless).
+# ring_test: the shared rings with raw ioctls and mmap.
 KMOD_LIMITS_TEST := $(B)/tests/kmod/limits_test
 KMOD_NUMA_TEST := $(B)/tests/kmod/numa_test
+KMOD_RING_TEST := $(B)/tests/kmod/ring_test
 
-$(KMOD_LIMITS_TEST) $(KMOD_NUMA_TEST): %: %.o
+$(KMOD_LIMITS_TEST) $(KMOD_NUMA_TEST) $(KMOD_RING_TEST): %: %.o
 	$(CC) $(LDFLAGS) -o $@ $< $(shell $(PKG_CONFIG) --libs cunit)
 
-ALL	+= $(KMOD_TESTS) $(KMOD_LIMITS_TEST) $(KMOD_NUMA_TEST)
-VM_BINS	+= $(KMOD_TESTS) $(KMOD_LIMITS_TEST)
+ALL	+= $(KMOD_TESTS) $(KMOD_LIMITS_TEST) $(KMOD_NUMA_TEST) $(KMOD_RING_TEST)
+VM_BINS	+= $(KMOD_TESTS) $(KMOD_LIMITS_TEST) $(KMOD_RING_TEST)
 VM_MEMORYLESS_BINS += $(KMOD_NUMA_TEST)
 
 # tests/kmod/compat32: a 32-bit x86 program buf_test runs in the VM to see

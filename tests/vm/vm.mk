@@ -10,3 +10,11 @@ vm-parse-check:
 vm-shellcheck:
 	shellcheck tests/vm/*.sh scripts/dkms-check scripts/sparse-check
 	shellcheck -s sh tests/vm/init
+
+# The conformance suite runs on the module once per job path, each mode
+# named (so neither depends on the library's default): the binary goes as
+# a file, the two scripts run it. (tests/conformance/conformance.mk is
+# included before this file.)
+VM_BINS := $(filter-out $(CONF_BIN),$(VM_BINS)) \
+	   tests/vm/conformance-syscalls.sh tests/vm/conformance-rings.sh
+VM_FILES += $(CONF_BIN)
