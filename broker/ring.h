@@ -181,6 +181,8 @@ static inline int shx_ring_sleep_prepare(struct shx_ring *r)
 	SHX_RING_MB();
 	if (shx_ring_in_ready(r) == 0)
 		return 0;
+	/* Read again: looking may have killed the ring (DEAD is set now). */
+	f = SHX_RING_READ(&r->hdr->broker_flags.v);
 	SHX_RING_WRITE(&r->hdr->broker_flags.v, f & ~SYSHAX_RING_NEED_WAKEUP);
 	return 1;
 }

@@ -156,7 +156,7 @@ static void job_end(struct shxd_broker *b, struct bk_job *j,
 		};
 
 		o->nr_jobs--;
-		bk_ring_post_cpl(o, &cpl);
+		bk_ring_post_cpl(b, o, &cpl);
 		o = NULL;
 	} else if (o) {
 		struct syshax_completion *cpl;

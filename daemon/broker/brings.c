@@ -35,6 +35,10 @@ struct bk_ring {
 	struct shx_ring r;
 	void *area;
 	size_t size;
+	struct bk_conn *conn;
+	/* Out entries put and not yet published (b->dirty). */
+	struct bk_ring *dnext;
+	int dirty;
 };
 
 static int pow2(uint32_t n)
@@ -114,6 +118,7 @@ int bk_ring_setup(struct shxd_broker *b, struct bk_conn *c,
 	}
 	shx_ring_init(&br->r, br->area, a->in_entries, in_size,
 		      a->out_entries, out_size);
+	br->conn = c;
 	if (!c->engine && (b->rings_full || user_full(b, c->user)))
 		br->r.hdr->broker_flags.v = SYSHAX_RING_FULL;
 	c->ring = br;
@@ -133,10 +138,17 @@ err:
 	return ret;
 }
 
-void bk_ring_free(struct bk_conn *c)
+void bk_ring_free(struct shxd_broker *b, struct bk_conn *c)
 {
+	struct bk_ring **p;
+
 	if (!c->ring)
 		return;
+	for (p = &b->dirty; *p; p = &(*p)->dnext)
+		if (*p == c->ring) {
+			*p = c->ring->dnext;
+			break;
+		}
 	munmap(c->ring->area, c->ring->size);
 	free(c->ring);
 	c->ring = NULL;
@@ -170,7 +182,31 @@ void bk_ring_kicked(struct bk_conn *c)
 		wake(c);
 }
 
-int bk_ring_post_cpl(struct bk_conn *c, const struct syshax_completion *cpl)
+/* Out entries are published once per round of the loop (one fence, one
+ * wake-up for a batch). */
+static void mark_dirty(struct shxd_broker *b, struct bk_ring *br)
+{
+	if (br->dirty)
+		return;
+	br->dirty = 1;
+	br->dnext = b->dirty;
+	b->dirty = br;
+}
+
+void bk_rings_publish(struct shxd_broker *b)
+{
+	struct bk_ring *br;
+
+	while ((br = b->dirty)) {
+		b->dirty = br->dnext;
+		br->dirty = 0;
+		if (shx_ring_out_publish(&br->r))
+			wake(br->conn);
+	}
+}
+
+int bk_ring_post_cpl(struct shxd_broker *b, struct bk_conn *c,
+		     const struct syshax_completion *cpl)
 {
 	struct shx_ring *r = &c->ring->r;
 	int room = shx_ring_out_room(r);
@@ -180,8 +216,7 @@ int bk_ring_post_cpl(struct bk_conn *c, const struct syshax_completion *cpl)
 	if (room <= 0)
 		return room < 0 ? room : shx_ring_kill(r);
 	shx_ring_out_put(r, cpl);
-	if (shx_ring_out_publish(r))
-		wake(c);
+	mark_dirty(b, c->ring);
 	return 0;
 }
 
@@ -227,7 +262,7 @@ static int take_jobs(struct shxd_broker *b, struct bk_conn *c)
 
 				b->st.submitted++;
 				b->st.failed++;
-				bk_ring_post_cpl(c, &cpl);
+				bk_ring_post_cpl(b, c, &cpl);
 			}
 		}
 		taken += n;
@@ -264,8 +299,8 @@ int bk_ring_give(struct shxd_broker *b, struct bk_conn *c)
 		room--;
 		n++;
 	}
-	if (n && shx_ring_out_publish(r))
-		wake(c);
+	if (n)
+		mark_dirty(b, c->ring);
 	return n;
 }
 
@@ -292,6 +327,7 @@ int bk_rings_run(struct shxd_broker *b)
 			bk_kick_engines(b);
 		total += n;
 	} while (n);
+	bk_rings_publish(b);
 	return total;
 }
 

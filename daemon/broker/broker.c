@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -107,7 +108,7 @@ static void conn_close(struct shxd_broker *b, struct bk_conn *c)
 		return;
 	bk_conn_jobs_release(b, c);
 	bk_buf_conn_gone(b, c);
-	bk_ring_free(c);
+	bk_ring_free(b, c);
 	c->user->nr_conns--;
 	bk_user_idle(b, c->user);
 	epoll_ctl(b->epfd, EPOLL_CTL_DEL, c->fd, NULL);
@@ -466,8 +467,10 @@ static int sleep_ms(struct shxd_broker *b, int64_t last_busy)
 	int timeout = bk_fetch_timeouts(b, STOP_POLL_MS);
 
 	if (b->conf.poll_us &&
-	    bk_now_ns() - last_busy < (int64_t)b->conf.poll_us * 1000)
+	    bk_now_ns() - last_busy < (int64_t)b->conf.poll_us * 1000) {
+		sched_yield();	/* to the threads it waits for, on few cores */
 		return 0;
+	}
 	return bk_rings_sleep(b) ? 0 : timeout;
 }
 
@@ -490,6 +493,7 @@ int shxd_broker_run(struct shxd_broker *b, volatile sig_atomic_t *stop)
 			on_event(b, &evs[i]);
 		if (bk_rings_run(b) > 0 || n > 0)
 			last_busy = bk_now_ns();
+		bk_rings_publish(b);	/* what the round's events posted */
 		close_broken(b);
 		reap_dead(b);
 	}

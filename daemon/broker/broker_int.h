@@ -132,6 +132,7 @@ struct shxd_broker {
 	int pop_pipe[2];		/* their threads post here */
 	struct bk_tag pop_tag;
 	struct bk_export *exports;	/* exported fds alive */
+	struct bk_ring *dirty;		/* rings with out entries to publish */
 
 	/* Jobs. */
 	struct bk_job *slots;
@@ -199,13 +200,17 @@ struct bk_ring;
 /* *fd: the area's memfd, which the caller closes once it is sent. */
 int bk_ring_setup(struct shxd_broker *b, struct bk_conn *c,
 		  struct syshax_ring_setup_args *a, int *fd);
-void bk_ring_free(struct bk_conn *c);
+void bk_ring_free(struct shxd_broker *b, struct bk_conn *c);
 /* 0, or -EPROTO once the caller broke its rings. */
 int bk_ring_dead(const struct bk_conn *c);
 /* Drains the kick bytes on c's event socket. */
 void bk_ring_kicked(struct bk_conn *c);
-/* A completion into a client's out ring (room is the caller's rule). */
-int bk_ring_post_cpl(struct bk_conn *c, const struct syshax_completion *cpl);
+/* A completion into a client's out ring (room is the caller's rule);
+ * seen by the client at the next bk_rings_publish(). */
+int bk_ring_post_cpl(struct shxd_broker *b, struct bk_conn *c,
+		     const struct syshax_completion *cpl);
+/* Publishes the out entries put since the last call; wakes sleepers. */
+void bk_rings_publish(struct shxd_broker *b);
 /* Queued jobs into engine c's out ring, as room allows; how many. */
 int bk_ring_give(struct shxd_broker *b, struct bk_conn *c);
 /* Takes every in ring's entries; how many. */

@@ -328,9 +328,11 @@ static int out_wait(struct syshax *sh, struct shrt_ring *r, int64_t end)
 	if (spin_us) {
 		spin_end = now_ns() + (int64_t)spin_us * 1000;
 		WRITE(&r->hdr->user_flags.v, 0);
+		/* Yielding lets the broker and engine threads run where
+		 * there are fewer cores than spinners. */
 		while (!out_ready(r) && !ring_dead(r) && now_ns() < spin_end &&
 		       (end < 0 || now_ns() < end))
-			;
+			sched_yield();
 		WRITE(&r->hdr->user_flags.v, SYSHAX_RING_WAITING);
 		MB();
 	}

@@ -180,6 +180,15 @@ static void t_wakeup(void)
 	CU_ASSERT_EQUAL(shx_ring_sleep_prepare(&a.r), 1);
 	CU_ASSERT_FALSE(a.r.hdr->broker_flags.v & SYSHAX_RING_NEED_WAKEUP);
 
+	/* Looking before sleeping finds garbage: DEAD stays set. */
+	a.r.hdr->in_tail.v = a.r.in_head + 1000;
+	CU_ASSERT_EQUAL(shx_ring_sleep_prepare(&a.r), 1);
+	CU_ASSERT(a.r.hdr->broker_flags.v & SYSHAX_RING_DEAD);
+	CU_ASSERT_EQUAL(shx_ring_sleep_prepare(&a.r), 0);
+	CU_ASSERT(a.r.hdr->broker_flags.v & SYSHAX_RING_DEAD);
+	free(a.mem);
+	t_make(&a);
+
 	shx_ring_out_put(&a.r, &c);
 	CU_ASSERT_EQUAL(shx_ring_out_publish(&a.r), 0);
 	a.r.hdr->user_flags.v = SYSHAX_RING_WAITING;
