@@ -286,8 +286,9 @@ struct syshax_engine_complete_args {
  */
 #define SYSHAX_RING_NEED_WAKEUP	(1U << 0)	/* broker_flags */
 #define SYSHAX_RING_DEAD	(1U << 1)	/* broker_flags: -EPROTO, gone */
-#define SYSHAX_RING_FULL	(1U << 2)	/* broker_flags: max_jobs_global
-						 * reached: SUBMIT's -EAGAIN */
+#define SYSHAX_RING_FULL	(1U << 2)	/* broker_flags: the global or
+						 * the user's job limit reached:
+						 * SUBMIT's -EAGAIN */
 #define SYSHAX_RING_WAITING	(1U << 0)	/* user_flags */
 
 /* One word per 64-byte line, so the two sides never share a line. */
