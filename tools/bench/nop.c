@@ -367,12 +367,14 @@ static int uring_round(void *arg, unsigned int batch)
 		unsigned int n;
 
 		if (u->spin_ns) {
-			/* As syshax_wait() with a spin: look, then sleep. */
+			/* As syshax_wait() with a spin: look (yielding, so
+			 * that the SQ thread runs where CPUs are few), then
+			 * sleep. */
 			uint64_t end = bench_now_ns() + u->spin_ns;
 
 			while (io_uring_cq_ready(&u->ring) < batch - got &&
 			       bench_now_ns() < end)
-				;
+				sched_yield();
 		}
 		ret = io_uring_wait_cqe_nr(&u->ring, &cqes[0], batch - got);
 		if (ret < 0)
