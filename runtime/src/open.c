@@ -118,6 +118,10 @@ int syshax_fd(const struct syshax *sh)
 {
 	if (!sh)
 		return -EINVAL;
+	/* The handle is the caller's, allocated writable: the const says
+	 * the call changes nothing the caller sees. */
+	if (sh->ring_ready && !__atomic_load_n(&sh->fd_polled, __ATOMIC_ACQUIRE))
+		shrt_ring_fd_polled((struct syshax *)sh);
 	return sh->evfd;
 }
 

@@ -63,6 +63,32 @@ void shrt_ring_defaults(struct syshax *sh)
 	sh->ring_ready = 1;
 }
 
+/*
+ * Whether WAITING stays set: once the process asked for syshax_fd() it may
+ * poll it at any time, so the fd must follow the ring (a wake-up per
+ * publish, settle() after each reap). Otherwise wake-ups are asked only
+ * while a thread sleeps in the library, which saves the broker a send and
+ * the reaper a receive per round trip.
+ */
+static int sticky(const struct syshax *sh)
+{
+	return __atomic_load_n(&sh->fd_polled, __ATOMIC_ACQUIRE);
+}
+
+void shrt_ring_fd_polled(struct syshax *sh)
+{
+	struct shrt_ring *r;
+
+	__atomic_store_n(&sh->fd_polled, 1, __ATOMIC_RELEASE);
+	r = LOAD_ACQ(&sh->ring);
+	if (!r || !sh->be->ring_drain)
+		return;
+	WRITE(&r->hdr->user_flags.v, SYSHAX_RING_WAITING);
+	MB();
+	/* Entries published before had no wake-up: ask for one. */
+	sh->be->ring_kick(sh);
+}
+
 /* Sets up sh's rings once (the role is the broker's: engine after
  * attach); 0 when they are there. */
 int shrt_ring_get(struct syshax *sh)
@@ -99,8 +125,9 @@ int shrt_ring_get(struct syshax *sh)
 	pthread_mutex_init(&r->in_lock, NULL);
 	pthread_mutex_init(&r->out_lock, NULL);
 	pthread_mutex_init(&r->tok_lock, NULL);
-	/* Wake-ups wanted until a reaper spins. */
-	WRITE(&r->hdr->user_flags.v, SYSHAX_RING_WAITING);
+	/* A process that polls syshax_fd() wants every wake-up. */
+	if (sticky(sh))
+		WRITE(&r->hdr->user_flags.v, SYSHAX_RING_WAITING);
 	STORE_REL(&sh->ring, r);
 out:
 	pthread_mutex_unlock(&sh->ring_lock);
@@ -333,35 +360,42 @@ static int out_wait(struct syshax *sh, struct shrt_ring *r, int64_t end)
 		while (!out_ready(r) && !ring_dead(r) && now_ns() < spin_end &&
 		       (end < 0 || now_ns() < end))
 			sched_yield();
-		WRITE(&r->hdr->user_flags.v, SYSHAX_RING_WAITING);
-		MB();
 	}
 	for (;;) {
 		struct timespec ts, *tsp = NULL;
 
-		if (sh->be->ring_drain)
-			sh->be->ring_drain(sh);
+		/* Ask for a wake-up, then look once more before sleeping. */
+		WRITE(&r->hdr->user_flags.v, SYSHAX_RING_WAITING);
 		MB();
-		if (out_ready(r))
-			return 0;
-		ret = ring_dead(r);
-		if (ret)
-			return ret;
+		ret = out_ready(r) ? 0 : ring_dead(r);
+		if (out_ready(r) || ret)
+			break;
 		if (end >= 0) {
 			int64_t left = end - now_ns();
 
-			if (left <= 0)
-				return -ETIMEDOUT;
+			if (left <= 0) {
+				ret = -ETIMEDOUT;
+				break;
+			}
 			ts.tv_sec = left / 1000000000;
 			ts.tv_nsec = left % 1000000000;
 			tsp = &ts;
 		}
 		ret = ppoll(&pfd, 1, tsp, NULL);
-		if (ret < 0)
-			return -errno;
-		if (ret > 0 && (pfd.revents & (POLLHUP | POLLERR)))
-			return -EPIPE;
+		if (ret < 0) {
+			ret = -errno;
+			break;
+		}
+		if (ret > 0 && (pfd.revents & (POLLHUP | POLLERR))) {
+			ret = -EPIPE;
+			break;
+		}
+		if (ret > 0 && sh->be->ring_drain)
+			sh->be->ring_drain(sh);
 	}
+	if (!sticky(sh))
+		WRITE(&r->hdr->user_flags.v, 0);
+	return ret;
 }
 
 /*
@@ -372,7 +406,7 @@ static int out_wait(struct syshax *sh, struct shrt_ring *r, int64_t end)
  */
 static int settle(struct syshax *sh, struct shrt_ring *r)
 {
-	if (!sh->be->ring_drain || out_ready(r))
+	if (!sh->be->ring_drain || !sticky(sh) || out_ready(r))
 		return out_ready(r);
 	sh->be->ring_drain(sh);
 	MB();

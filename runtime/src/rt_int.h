@@ -97,6 +97,7 @@ struct syshax {
 	int engine;			/* attached: rings in the engine role */
 	unsigned int spin_us;		/* $SYSHAX_WAIT_SPIN_US, syshax_set_spin() */
 	int ring_ready;			/* ring_lock initialised */
+	int fd_polled;			/* atomic: syshax_fd() was asked for */
 	pthread_mutex_t ring_lock;	/* setting up ring */
 	struct shrt_ring *ring;		/* atomic: set once */
 };
@@ -105,6 +106,8 @@ struct syshax {
 void shrt_ring_defaults(struct syshax *sh);
 int shrt_ring_get(struct syshax *sh);
 void shrt_ring_close(struct syshax *sh);
+/* syshax_fd() was asked for: the fd must follow the out ring from now. */
+void shrt_ring_fd_polled(struct syshax *sh);
 int shrt_ring_submit(struct syshax *sh, const struct syshax_job *jobs,
 		     unsigned int nr);
 int shrt_ring_wait(struct syshax *sh, struct syshax_wait_args *w);
