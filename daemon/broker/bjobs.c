@@ -14,6 +14,7 @@
 #include <linux/sockios.h>
 
 #include "broker_int.h"
+#include "clock.h"
 #include "cpl_check.h"
 #include "job_check.h"
 #include "proto.h"
@@ -145,7 +146,7 @@ static void job_end(struct shxd_broker *b, struct bk_job *j,
 	struct bk_conn *o = j->owner;
 
 	syshax_job_stats_end(&b->st, e->status,
-			     (uint64_t)(bk_now_ns() - (int64_t)j->submit_ns));
+			     (uint64_t)(shrt_now_ns() - (int64_t)j->submit_ns));
 	if (o && o->ring) {
 		struct syshax_completion cpl = {
 			.user_data = j->ej.job.user_data,
@@ -275,16 +276,6 @@ int bk_attach(struct shxd_broker *b, struct bk_conn *c,
 	return 0;
 }
 
-/* now + timeout_ns; -1 (none) when negative or past what int64 holds. */
-static int64_t fetch_deadline(int64_t timeout_ns)
-{
-	int64_t now = bk_now_ns();
-
-	if (timeout_ns < 0 || timeout_ns > INT64_MAX - now)
-		return -1;
-	return now + timeout_ns;
-}
-
 void bk_fetch(struct shxd_broker *b, struct bk_conn *c,
 	      const struct syshax_engine_fetch_args *a)
 {
@@ -308,7 +299,7 @@ void bk_fetch(struct shxd_broker *b, struct bk_conn *c,
 	}
 	c->fetch_parked = 1;
 	c->fetch_max = a->max;
-	c->fetch_end = fetch_deadline(a->timeout_ns);
+	c->fetch_end = shrt_deadline_ns(a->timeout_ns);
 	c->fnext = NULL;
 	{
 		struct bk_conn **p = &b->parked;
@@ -335,7 +326,7 @@ void bk_fetch_cancel(struct shxd_broker *b, struct bk_conn *c)
 
 int bk_fetch_timeouts(struct shxd_broker *b, int limit)
 {
-	int64_t now = bk_now_ns(), next = -1;
+	int64_t now = shrt_now_ns(), next = -1;
 	struct bk_conn *c, *n;
 
 	for (c = b->parked; c; c = n) {
@@ -459,7 +450,7 @@ int bk_queue_one(struct shxd_broker *b, struct bk_conn *c,
 	bk_rings_full(b, c->user);
 	j->state = BJ_QUEUED;
 	j->owner = c;
-	j->submit_ns = (uint64_t)bk_now_ns();
+	j->submit_ns = (uint64_t)shrt_now_ns();
 	j->ej.token = (((j->ej.token >> 32) + 1) << 32) |
 		      (j->ej.token & 0xffffffffULL);
 	j->ej.ctx_id = c->id;

@@ -16,25 +16,17 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/sockios.h>
 
 #include "broker_int.h"
+#include "clock.h"
 #include "proto.h"
 
 /* Longest the loop sleeps before it looks at *stop. */
 #define STOP_POLL_MS	100
 /* Requests read from one connection per round, for fairness. */
 #define REQ_BURST	16
-
-int64_t bk_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void do_version(struct shxd_broker *b, struct syshax_version_args *v)
 {
@@ -467,7 +459,7 @@ static int sleep_ms(struct shxd_broker *b, int64_t last_busy)
 	int timeout = bk_fetch_timeouts(b, STOP_POLL_MS);
 
 	if (b->conf.poll_us &&
-	    bk_now_ns() - last_busy < (int64_t)b->conf.poll_us * 1000) {
+	    shrt_now_ns() - last_busy < (int64_t)b->conf.poll_us * 1000) {
 		sched_yield();	/* to the threads it waits for, on few cores */
 		return 0;
 	}
@@ -492,7 +484,7 @@ int shxd_broker_run(struct shxd_broker *b, volatile sig_atomic_t *stop)
 		for (i = 0; i < n; i++)
 			on_event(b, &evs[i]);
 		if (bk_rings_run(b) > 0 || n > 0)
-			last_busy = bk_now_ns();
+			last_busy = shrt_now_ns();
 		bk_rings_publish(b);	/* what the round's events posted */
 		close_broken(b);
 		reap_dead(b);

@@ -145,7 +145,6 @@ struct shxd_broker {
 	struct syshax_job_stats st;
 };
 
-int64_t bk_now_ns(void);
 /* Sends a reply (header, args, array, optional fd); a peer that cannot
  * take it is marked broken and closed by the loop. */
 void bk_reply(struct bk_conn *c, int ret, const void *args, size_t args_len,

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "proto.h"
+#include "clock.h"
 #include "rt_int.h"
 
 /* One request and its reply. */
@@ -171,20 +172,13 @@ static long connect_timeout_ms(void)
 	return ms;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Milliseconds left before deadline, at least 1; 0 once it passed. */
+/* Milliseconds left before deadline (ns), rounded up so that no wait
+ * ends early; 0 once it passed. */
 static int64_t left_ms(int64_t deadline)
 {
-	int64_t left = deadline - now_ms();
+	int64_t left = deadline - shrt_now_ns();
 
-	return left > 0 ? left : 0;
+	return left > 0 ? (left + 999999) / 1000000 : 0;
 }
 
 static int set_sndtimeo(int fd, int64_t ms)
@@ -250,7 +244,7 @@ static int wait_readable(int fd, int64_t deadline)
 
 static int daemon_open(struct syshax *sh, const struct sockaddr_un *sa)
 {
-	int64_t deadline = now_ms() + connect_timeout_ms();
+	int64_t deadline = shrt_now_ns() + connect_timeout_ms() * 1000000LL;
 	struct shrt_welcome w;
 	struct rpc r = {
 		.args = &w, .args_len = sizeof(w), .fd_in = -1,
@@ -502,26 +496,6 @@ static int d_submit(struct syshax *sh, const struct syshax_job *jobs,
 	return rpc(sh, &r);
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* When a wait of timeout_ns ends: -1 for never, saturating at INT64_MAX
- * (a timeout of INT64_MAX is as good as forever). */
-static int64_t deadline_ns(int64_t timeout_ns)
-{
-	int64_t now;
-
-	if (timeout_ns < 0)
-		return -1;
-	now = now_ns();
-	return timeout_ns > INT64_MAX - now ? INT64_MAX : now + timeout_ns;
-}
-
 /*
  * How many bytes from p on the caller's memory takes, up to len, found
  * without a fault: the kernel writes one byte of each 4 KiB piece
@@ -552,7 +526,7 @@ size_t shrt_writable_len(void *p, size_t len)
 static int reap(struct syshax *sh, struct syshax_wait_args *w)
 {
 	struct syshax_completion *cpls = (void *)(uintptr_t)w->cpls;
-	int64_t end = deadline_ns(w->timeout_ns);
+	int64_t end = shrt_deadline_ns(w->timeout_ns);
 	struct mmsghdr mm[64];
 	struct iovec iov[64];
 	unsigned int got = 0, ok = 0, i;
@@ -597,7 +571,7 @@ static int reap(struct syshax *sh, struct syshax_wait_args *w)
 		if (n > 0)
 			continue;
 		if (end >= 0) {
-			int64_t left = end - now_ns();
+			int64_t left = end - shrt_now_ns();
 
 			if (left <= 0)
 				return got ? (int)got : -ETIMEDOUT;

@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "clock.h"
 #include "cpl_check.h"
 #include "job_check.h"
 #include "rt_int.h"
@@ -32,14 +33,6 @@
 #define READ(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
 #define WRITE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define MB()		__atomic_thread_fence(__ATOMIC_SEQ_CST)
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static unsigned int env_uint(const char *name, unsigned int def)
 {
@@ -353,12 +346,12 @@ static int out_wait(struct syshax *sh, struct shrt_ring *r, int64_t end)
 	int ret;
 
 	if (spin_us) {
-		spin_end = now_ns() + (int64_t)spin_us * 1000;
+		spin_end = shrt_now_ns() + (int64_t)spin_us * 1000;
 		WRITE(&r->hdr->user_flags.v, 0);
 		/* Yielding lets the broker and engine threads run where
 		 * there are fewer cores than spinners. */
-		while (!out_ready(r) && !ring_dead(r) && now_ns() < spin_end &&
-		       (end < 0 || now_ns() < end))
+		while (!out_ready(r) && !ring_dead(r) && shrt_now_ns() < spin_end &&
+		       (end < 0 || shrt_now_ns() < end))
 			sched_yield();
 	}
 	for (;;) {
@@ -371,7 +364,7 @@ static int out_wait(struct syshax *sh, struct shrt_ring *r, int64_t end)
 		if (out_ready(r) || ret)
 			break;
 		if (end >= 0) {
-			int64_t left = end - now_ns();
+			int64_t left = end - shrt_now_ns();
 
 			if (left <= 0) {
 				ret = -ETIMEDOUT;
@@ -416,21 +409,11 @@ static int settle(struct syshax *sh, struct shrt_ring *r)
 	return 1;
 }
 
-static int64_t deadline(int64_t timeout_ns)
-{
-	int64_t now;
-
-	if (timeout_ns < 0)
-		return -1;
-	now = now_ns();
-	return timeout_ns > INT64_MAX - now ? INT64_MAX : now + timeout_ns;
-}
-
 int shrt_ring_wait(struct syshax *sh, struct syshax_wait_args *w)
 {
 	struct syshax_completion *cpls = (void *)(uintptr_t)w->cpls;
 	struct shrt_ring *r = sh->ring;
-	int64_t end = deadline(w->timeout_ns);
+	int64_t end = shrt_deadline_ns(w->timeout_ns);
 	unsigned int got = 0, max;
 	int ret;
 
@@ -464,7 +447,7 @@ int shrt_ring_fetch(struct syshax *sh, struct syshax_engine_fetch_args *f)
 {
 	struct syshax_engine_job *jobs = (void *)(uintptr_t)f->jobs;
 	struct shrt_ring *r = sh->ring;
-	int64_t end = deadline(f->timeout_ns);
+	int64_t end = shrt_deadline_ns(f->timeout_ns);
 	unsigned int max, n;
 	int ret;
 

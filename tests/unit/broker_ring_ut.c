@@ -72,22 +72,31 @@ static int t_serve(struct syshax_engine_job *ej)
 	return syshax_engine_complete(g_en, &c, 1) == 1 ? 0 : -EIO;
 }
 
-/* A NOP round trip on a fresh context: the broker still serves. */
-static void t_round_trip(void)
+/* A fresh client whose rings have carried one NOP there and back. */
+static struct syshax *t_client(struct syshax_ring_hdr **h)
 {
 	struct syshax *sh = t_broker_open(&g_tb);
 	struct syshax_completion c;
 	struct syshax_job job;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sh);
-	syshax_job_init(&job, SYSHAX_OP_NOP, 4242);
+	syshax_job_init(&job, SYSHAX_OP_NOP, 1);
 	CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), 1);
-	CU_ASSERT_PTR_NOT_NULL(t_hdr(sh));	/* on the rings */
 	CU_ASSERT_EQUAL(t_serve(NULL), 0);
 	CU_ASSERT_EQUAL(syshax_wait(sh, &c, 1, 1, 2 * T_SEC), 1);
-	CU_ASSERT_EQUAL(c.user_data, 4242);
+	CU_ASSERT_EQUAL(c.user_data, 1);
 	CU_ASSERT_EQUAL(c.status, 0);
-	syshax_close(sh);
+	*h = t_hdr(sh);		/* on the rings */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(*h);
+	return sh;
+}
+
+/* A NOP round trip on a fresh context: the broker still serves. */
+static void t_round_trip(void)
+{
+	struct syshax_ring_hdr *h;
+
+	syshax_close(t_client(&h));
 }
 
 static void t_engine(void)
@@ -131,32 +140,29 @@ static void t_expect_dead(struct syshax *sh)
 	CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), -EPROTO);
 }
 
+/* The broker marks h DEAD, sh's calls fail, a fresh client still works. */
+static void t_dies_alone(struct syshax *sh, struct syshax_ring_hdr *h)
+{
+	t_kick(sh);
+	t_until_dead(h);
+	t_expect_dead(sh);
+	t_round_trip();
+	syshax_close(sh);
+}
+
 /* A client whose in_tail jumps ahead, or goes behind the head. */
 static void t_bad_in_tail(void)
 {
 	static const uint32_t delta[] = { 1000, (uint32_t)-1 };
+	struct syshax_ring_hdr *h;
+	struct syshax *sh;
 	unsigned int k;
 
 	for (k = 0; k < 2; k++) {
-		struct syshax *sh = t_broker_open(&g_tb);
-		struct syshax_ring_hdr *h;
-		struct syshax_completion c;
-		struct syshax_job job;
-
-		CU_ASSERT_PTR_NOT_NULL_FATAL(sh);
-		syshax_job_init(&job, SYSHAX_OP_NOP, 1);
-		CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), 1);
-		CU_ASSERT_EQUAL(t_serve(NULL), 0);
-		CU_ASSERT_EQUAL(syshax_wait(sh, &c, 1, 1, 2 * T_SEC), 1);
-		h = t_hdr(sh);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+		sh = t_client(&h);
 		__atomic_store_n(&h->in_tail.v, h->in_head.v + delta[k],
 				 __ATOMIC_RELEASE);
-		t_kick(sh);
-		t_until_dead(h);
-		t_expect_dead(sh);
-		t_round_trip();
-		syshax_close(sh);
+		t_dies_alone(sh, h);
 	}
 }
 
@@ -168,31 +174,20 @@ static void t_bad_out_head(void)
 	 * one short of what the broker last read cannot be told from one
 	 * that has not moved). */
 	static const int32_t delta[] = { 5, -(1 << 20) };
+	struct syshax_ring_hdr *h;
+	struct syshax_job job;
+	struct syshax *sh;
 	unsigned int k;
 
+	syshax_job_init(&job, SYSHAX_OP_NOP, 2);
 	for (k = 0; k < 2; k++) {
-		struct syshax *sh = t_broker_open(&g_tb);
-		struct syshax_ring_hdr *h;
-		struct syshax_completion c;
-		struct syshax_job job;
-
-		CU_ASSERT_PTR_NOT_NULL_FATAL(sh);
-		syshax_job_init(&job, SYSHAX_OP_NOP, 1);
-		CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), 1);
-		CU_ASSERT_EQUAL(t_serve(NULL), 0);
-		CU_ASSERT_EQUAL(syshax_wait(sh, &c, 1, 1, 2 * T_SEC), 1);
-		h = t_hdr(sh);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+		sh = t_client(&h);
 		__atomic_store_n(&h->out_head.v,
 				 h->out_tail.v + (uint32_t)delta[k],
 				 __ATOMIC_RELEASE);
 		/* Its next job makes the broker look. */
 		CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), 1);
-		t_kick(sh);
-		t_until_dead(h);
-		t_expect_dead(sh);
-		t_round_trip();
-		syshax_close(sh);
+		t_dies_alone(sh, h);
 	}
 }
 
