@@ -236,8 +236,8 @@ static const char *rings_missing(struct syshax *sh)
 /*
  * ring+poll keeps a CPU busy per polling thread: the client, the engine
  * thread and, on syshaxd, the broker thread. With fewer CPUs than that
- * the pollers take turns by the scheduler's time slices, and the figures
- * show that, not what polling gives: say so beside them.
+ * the pollers take turns (they yield between looks), and the figures
+ * include those switches, not only what polling gives: say so.
  */
 static void warn_pollers(enum nop_backend b)
 {
@@ -250,8 +250,8 @@ static void warn_pollers(enum nop_backend b)
 	cpus = CPU_COUNT(&set);
 	if (cpus < pollers)
 		fprintf(stderr, "syshax-bench nop: %s ring+poll: %d polling "
-			"threads on %d CPUs: they wait for each other's "
-			"time slices\n", backend_names[b], pollers, cpus);
+			"threads on %d CPUs take turns: the figures include "
+			"their switches\n", backend_names[b], pollers, cpus);
 }
 
 /* /dev/syshax, with an engine of our own (extra: its options) when none is
