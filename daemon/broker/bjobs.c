@@ -470,7 +470,7 @@ int bk_queue_one(struct shxd_broker *b, struct bk_conn *c,
 
 /* Completions on c's event socket that its client has not read yet: the
  * broker's own count, whatever the client claims it reaped. */
-static unsigned int ev_unread(struct bk_conn *c)
+static unsigned int ev_unread(const struct bk_conn *c)
 {
 	unsigned int n;
 	int q;
@@ -541,6 +541,18 @@ void bk_conn_jobs_release(struct shxd_broker *b, struct bk_conn *c)
 	}
 	c->nr_jobs = 0;
 	c->nr_cpls = 0;
+}
+
+int bk_jobs_busy(const struct shxd_broker *b, const struct bk_conn *c)
+{
+	unsigned int i;
+
+	if (c->nr_jobs || c->nr_cpls || ev_unread(c) || c->fetch_parked)
+		return 1;
+	for (i = 0; c->engine && i < b->conf.max_jobs_global; i++)
+		if (b->slots[i].state == BJ_HELD && b->slots[i].engine == c)
+			return 1;
+	return 0;
 }
 
 void bk_jobs_stats(struct shxd_broker *b, struct syshax_stats_args *st)

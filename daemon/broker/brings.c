@@ -95,7 +95,8 @@ int bk_ring_setup(struct shxd_broker *b, struct bk_conn *c,
 
 	if (a->flags || a->max_jobs)
 		return -EINVAL;
-	if (c->ring)
+	/* Rings once, and not over jobs of the old path (as the module). */
+	if (c->ring || bk_jobs_busy(b, c))
 		return -EBUSY;
 	ret = ring_sizes(b, c, a);
 	if (ret)

@@ -252,5 +252,8 @@ void bk_flush(struct shxd_broker *b, struct bk_conn *c);
 /* Lifetime rules when a connection goes. */
 void bk_conn_jobs_release(struct shxd_broker *b, struct bk_conn *c);
 void bk_jobs_stats(struct shxd_broker *b, struct syshax_stats_args *st);
+/* 1 when c has jobs or completions on the old path (queued, held, not yet
+ * reaped, or a parked fetch): they have no place in rings. */
+int bk_jobs_busy(const struct shxd_broker *b, const struct bk_conn *c);
 
 #endif /* SHXD_BROKER_INT_H */

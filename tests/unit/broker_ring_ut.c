@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -272,6 +273,47 @@ static void t_bad_engine(void)
 	t_engine();
 }
 
+/* RING_SETUP's checks: sizes, flags, twice, and not over jobs that went
+ * the old way (their completions would have nowhere to go). */
+static void t_setup_errors(void)
+{
+	struct syshax_ring_setup_args a;
+	struct syshax_completion c;
+	struct syshax_job job;
+	struct syshax *sh;
+	void *area;
+
+	setenv("SYSHAX_RINGS", "0", 1);
+	sh = t_broker_open(&g_tb);
+	setenv("SYSHAX_RINGS", "1", 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sh);
+	syshax_job_init(&job, SYSHAX_OP_NOP, 5);
+	CU_ASSERT_EQUAL(syshax_submit(sh, &job, 1), 1);	/* old path */
+	CU_ASSERT_PTR_NULL(sh->ring);
+	a = (struct syshax_ring_setup_args){ 0 };
+	CU_ASSERT_EQUAL(sh->be->ring_setup(sh, &a, &area), -EBUSY);
+	CU_ASSERT_EQUAL(t_serve(NULL), 0);
+	CU_ASSERT_EQUAL(syshax_wait(sh, &c, 1, 1, 2 * T_SEC), 1);
+
+	a = (struct syshax_ring_setup_args){ .in_entries = 3 };
+	CU_ASSERT_EQUAL(sh->be->ring_setup(sh, &a, &area), -EINVAL);
+	a = (struct syshax_ring_setup_args){ .in_entries = 256 };
+	CU_ASSERT_EQUAL(sh->be->ring_setup(sh, &a, &area), -EINVAL);
+	a = (struct syshax_ring_setup_args){ .out_entries = 512 };
+	CU_ASSERT_EQUAL(sh->be->ring_setup(sh, &a, &area), -EINVAL);
+	a = (struct syshax_ring_setup_args){ .flags = 1 };
+	CU_ASSERT_EQUAL(sh->be->ring_setup(sh, &a, &area), -EINVAL);
+	a = (struct syshax_ring_setup_args){ 0 };
+	CU_ASSERT_EQUAL_FATAL(sh->be->ring_setup(sh, &a, &area), 0);
+	CU_ASSERT_EQUAL(a.in_entries, 128);
+	CU_ASSERT_EQUAL(a.out_entries, 1024);
+	CU_ASSERT_EQUAL(a.max_jobs, 1024);
+	munmap(area, a.size);
+	a = (struct syshax_ring_setup_args){ 0 };
+	CU_ASSERT_EQUAL(sh->be->ring_setup(sh, &a, &area), -EBUSY);
+	syshax_close(sh);
+}
+
 /* Nothing of all that is left in the broker. */
 static void t_nothing_left(void)
 {
@@ -305,6 +347,8 @@ int main(void)
 		{ "a job changed after the broker took it",
 		  t_changed_after_publish },
 		{ "an engine that breaks its rings", t_bad_engine },
+		{ "RING_SETUP: sizes, twice, over old-path jobs",
+		  t_setup_errors },
 		{ "nothing left behind", t_nothing_left },
 	};
 
