@@ -104,6 +104,10 @@ static int demo_node(struct syshax *sh, int node, uint64_t size,
 	       node, buf.size / 1048576.0, info.nr_chunks,
 	       info.chunk_size / 1024.0, here / 1048576.0, other / 1048576.0,
 	       fd, imp.handle);
+	if (info.chunk_size < (2U << 20))
+		printf("      note: no 2 MiB hugepages free on node %d: the "
+		       "buffer uses %.0f KiB pages (see syshax-check)\n", node,
+		       info.chunk_size / 1024.0);
 	ret = 0;
 err_imp:
 	if (imported)
@@ -159,8 +163,10 @@ int main(int argc, char **argv)
 	ret = syshax_open(&sh, &oo);
 	if (ret) {
 		fprintf(stderr, "syshax-demo: no sysHAX backend: %s\n"
-			"  load syshax.ko or start syshaxd (scripts/demo does)\n",
-			syshax_strerror(ret));
+			"  tried: %s\n"
+			"  load syshax.ko or start syshaxd (scripts/demo does); "
+			"run syshax-check for what is missing\n",
+			syshax_strerror(ret), syshax_open_tried());
 		return 1;
 	}
 	ret = syshax_version(sh, &v);
@@ -191,6 +197,11 @@ int main(int argc, char **argv)
 		if (ret) {
 			printf("%4d  failed at %s: %s\n", node, step,
 			       syshax_strerror(ret));
+			if (ret == -ENOMEM)
+				printf("      over max_pinned_mb / "
+				       "max_pinned_user_mb / RLIMIT_MEMLOCK, "
+				       "or no memory on the node (see "
+				       "syshax-check)\n");
 			failed++;
 		}
 	}

@@ -1,12 +1,93 @@
 // SPDX-License-Identifier: MIT
 /* syshax_open(): choosing and opening a backend; handle-wide queries. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "rt_int.h"
 
 #define SHRT_DEV_PATH	"/dev/syshax"
+#define SHRT_SYSTEM_SOCKET	"/run/syshax/syshaxd.sock"
+
+/* What the last syshax_open() of this thread tried, for syshax_open_tried():
+ * "path (error); ..." (empty after a success). */
+static __thread char g_tried[1024];
+/* The path last opened, for a handshake that fails after the open. */
+static __thread char g_opened[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+static void tried_add(const char *fmt, ...)
+{
+	size_t n = strlen(g_tried);
+	va_list ap;
+
+	if (n + 3 >= sizeof(g_tried))
+		return;
+	if (n) {
+		strcpy(g_tried + n, "; ");
+		n += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(g_tried + n, sizeof(g_tried) - n, fmt, ap);
+	va_end(ap);
+}
+
+static int tried(const char *what, const char *path, int ret)
+{
+	if (ret)
+		tried_add("%s%s (%s)", what, path, syshax_strerror(ret));
+	else
+		snprintf(g_opened, sizeof(g_opened), "%s", path);
+	return ret;
+}
+
+const char *syshax_open_tried(void)
+{
+	return g_tried;
+}
+
+/* The system daemon's socket: /run/syshax/syshaxd.sock, or, for the tests
+ * only, $SYSHAX_SYSTEM_SOCKET. */
+static const char *system_socket(void)
+{
+	const char *p = getenv("SYSHAX_SYSTEM_SOCKET");
+
+	return p && *p ? p : SHRT_SYSTEM_SOCKET;
+}
+
+/* syshaxd with no path given: as root the system socket; else the user's
+ * own daemon ($XDG_RUNTIME_DIR/syshax/syshaxd.sock), then the system one.
+ * The first error other than -ENOENT is the one worth reporting. */
+static int open_daemon_default(struct syshax *sh)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int ret, err = -ENOENT;
+
+	if (geteuid()) {
+		if (!xdg || !*xdg) {
+			tried_add("$XDG_RUNTIME_DIR unset");
+		} else if (snprintf(path, sizeof(path), "%s/syshax/syshaxd.sock",
+				    xdg) >= (int)sizeof(path)) {
+			err = tried("$XDG_RUNTIME_DIR/syshax/syshaxd.sock", "",
+				    -ENAMETOOLONG);
+		} else {
+			ret = tried("", path, __shrt_daemon_open(sh, path));
+			if (!ret)
+				return 0;
+			err = ret;
+		}
+	}
+	ret = tried("", system_socket(),
+		    __shrt_daemon_open(sh, system_socket()));
+	if (!ret)
+		return 0;
+	return err == -ENOENT ? ret : err;
+}
 
 static int open_kind(struct syshax *sh, enum syshax_backend kind,
 		     const char *path)
@@ -14,10 +95,13 @@ static int open_kind(struct syshax *sh, enum syshax_backend kind,
 	sh->kind = kind;
 	if (kind == SYSHAX_BACKEND_KERNEL) {
 		sh->be = &__shrt_kernel_backend;
-		return __shrt_kernel_open(sh, path ? path : SHRT_DEV_PATH);
+		path = path ? path : SHRT_DEV_PATH;
+		return tried("", path, __shrt_kernel_open(sh, path));
 	}
 	sh->be = &__shrt_daemon_backend;
-	return __shrt_daemon_open(sh, path);
+	if (!path)
+		return open_daemon_default(sh);
+	return tried("", path, __shrt_daemon_open(sh, path));
 }
 
 /* $SYSHAX_DEVICE may name a device or a socket: its file type decides. */
@@ -26,12 +110,12 @@ static int open_env(struct syshax *sh, const char *path)
 	struct stat st;
 
 	if (stat(path, &st))
-		return -errno;
+		return tried("", path, -errno);
 	if (S_ISCHR(st.st_mode))
 		return open_kind(sh, SYSHAX_BACKEND_KERNEL, path);
 	if (S_ISSOCK(st.st_mode))
 		return open_kind(sh, SYSHAX_BACKEND_DAEMON, path);
-	return -ENOTSUP;
+	return tried("", path, -ENOTSUP);
 }
 
 /* Tries $SYSHAX_DEVICE, /dev/syshax, then the daemon; the first error other
@@ -63,6 +147,7 @@ int syshax_open(struct syshax **out, const struct syshax_open_opts *opts)
 	struct syshax *sh;
 	int ret;
 
+	g_tried[0] = 0;
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
@@ -83,10 +168,15 @@ int syshax_open(struct syshax **out, const struct syshax_open_opts *opts)
 	} else {
 		ret = open_kind(sh, opts->backend, opts->path);
 	}
-	if (!ret)
+	if (!ret) {
 		ret = sh->be->version(sh, &sh->ver);
-	if (!ret)
+		if (ret)
+			tried_add("%s (%s)", g_opened, syshax_strerror(ret));
+	}
+	if (!ret) {
 		shrt_ring_defaults(sh);
+		g_tried[0] = 0;
+	}
 	if (ret) {
 		syshax_close(sh);
 		return ret;

@@ -71,8 +71,9 @@ struct shrt_rep {
 #define SHRT_MAX_MSG		(sizeof(struct shrt_req) + 64 + \
 				 128 * sizeof(struct syshax_engine_job))
 
-/* The default socket path: /run/syshax/syshaxd.sock as root, else under
- * $XDG_RUNTIME_DIR; -ENOENT without one, -ENAMETOOLONG. */
+/* syshaxd's default listening path: /run/syshax/syshaxd.sock as root, else
+ * under $XDG_RUNTIME_DIR; -ENOENT without one, -ENAMETOOLONG. (A client
+ * with no path tries more: see open_daemon_default() in open.c.) */
 static inline int shrt_default_path(char *buf, size_t len)
 {
 	const char *dir = "/run";

@@ -41,7 +41,7 @@ $cc -std=c11 -Wall -Werror $cflags -o "$dir/ts" "$dir/t.c" \
 env -u LD_LIBRARY_PATH "$dir/ts"
 # Only the API is exported, under the version node.
 nm -D --defined-only "$dir/opt/syshax/lib/libsyshax-rt.so.0" |
-	awk '$2 == "T" && $3 !~ /^syshax_[a-z_]+@@SYSHAX_RT_0\.[123]$/ { bad = 1; print "unexpected export: " $3 } END { exit bad }'
+	awk '$2 == "T" && $3 !~ /^syshax_[a-z_]+@@SYSHAX_RT_0\.[1234]$/ { bad = 1; print "unexpected export: " $3 } END { exit bad }'
 test "$(readlink "$dir/opt/syshax/lib/libsyshax-rt.so.0")" = libsyshax-rt.so.0.1.0
 for p in syshax_open syshax_close syshax_wait syshax_engine_map; do
 	test -e "$dir/opt/syshax/share/man/man3/$p.3"

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <CUnit/Basic.h>
@@ -348,6 +349,133 @@ static void t_null_handle(void)
 	CU_ASSERT_EQUAL(syshax_engine_complete(NULL, &ec, 1), -EINVAL);
 }
 
+/* ---- Which sockets a client with no path tries ------------------------ */
+
+/* Checks inside a child (which may have dropped root): each failure is
+ * printed, and the child's exit status says whether any happened. */
+static int g_child_fails;
+#define T_CHILD(expr) do { if (!(expr)) { fprintf(stderr, \
+	"rt_open_ut:%d: failed: %s (tried: %s)\n", __LINE__, #expr, \
+	syshax_open_tried()); g_child_fails++; } } while (0)
+
+static int t_daemon_default(void)
+{
+	return t_open_at(SYSHAX_BACKEND_DAEMON, NULL);
+}
+
+static int t_tried_has(const char *path, const char *err)
+{
+	char want[256];
+
+	snprintf(want, sizeof(want), "%s (%s)", path, err);
+	return strstr(syshax_open_tried(), want) != NULL;
+}
+
+/* A bound socket nobody listens on, connectable by anyone. */
+static int t_dead_socket(const char *path)
+{
+	int fd = t_socket_at(path, 0);
+
+	chmod(path, 0777);
+	return fd;
+}
+
+/* Not root: $XDG_RUNTIME_DIR's socket, then the system one. */
+static void t_user_paths(const char *xdg_sock, const char *sys_sock)
+{
+	char xdg[128];
+	int fd;
+
+	snprintf(xdg, sizeof(xdg), "%s/xdg", g_dir);
+	setenv("XDG_RUNTIME_DIR", xdg, 1);
+	setenv("SYSHAX_SYSTEM_SOCKET", sys_sock, 1);
+	/* No user daemon, a system socket that refuses: it was tried. */
+	fd = t_dead_socket(sys_sock);
+	T_CHILD(t_daemon_default() == -ECONNREFUSED);
+	T_CHILD(t_tried_has(xdg_sock, "No such file or directory"));
+	T_CHILD(t_tried_has(sys_sock, "No syshaxd listening on the socket"));
+	/* Without $XDG_RUNTIME_DIR: the system socket alone, and the
+	 * message says why the user's was not tried. */
+	unsetenv("XDG_RUNTIME_DIR");
+	T_CHILD(t_daemon_default() == -ECONNREFUSED);
+	T_CHILD(strstr(syshax_open_tried(), "$XDG_RUNTIME_DIR unset") != NULL);
+	T_CHILD(t_tried_has(sys_sock, "No syshaxd listening on the socket"));
+	setenv("XDG_RUNTIME_DIR", xdg, 1);
+	close(fd);
+	unlink(sys_sock);
+	/* Nothing anywhere: -ENOENT, both paths named. */
+	T_CHILD(t_daemon_default() == -ENOENT);
+	T_CHILD(t_tried_has(xdg_sock, "No such file or directory"));
+	T_CHILD(t_tried_has(sys_sock, "No such file or directory"));
+}
+
+static void t_fallback(void)
+{
+	char xdg_sock[160], sys_sock[128], xdg_dir[96];
+	int status = -1, fd, ret;
+	pid_t pid;
+
+	snprintf(xdg_dir, sizeof(xdg_dir), "%s/xdg", g_dir);
+	mkdir(xdg_dir, 0777);
+	snprintf(xdg_sock, sizeof(xdg_sock), "%s/syshax", xdg_dir);
+	mkdir(xdg_sock, 0777);
+	chmod(g_dir, 0777);
+	chmod(xdg_dir, 0777);
+	chmod(xdg_sock, 0777);
+	snprintf(xdg_sock, sizeof(xdg_sock), "%s/syshax/syshaxd.sock", xdg_dir);
+	snprintf(sys_sock, sizeof(sys_sock), "%s/sys.sock", g_dir);
+	unsetenv("SYSHAX_DEVICE");
+
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (!pid) {
+		/* As root, check the non-root order as nobody. */
+		if (!geteuid() && (setgid(65534) || setuid(65534)))
+			_exit(99);
+		t_user_paths(xdg_sock, sys_sock);
+		_exit(g_child_fails ? 1 : 0);
+	}
+	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	unlink(sys_sock);
+
+	/* Root keeps its one path: the system socket, never the user's. */
+	if (geteuid()) {
+		printf("\n  SKIP: root's socket path: not root\n");
+	} else {
+		setenv("XDG_RUNTIME_DIR", xdg_dir, 1);
+		setenv("SYSHAX_SYSTEM_SOCKET", sys_sock, 1);
+		fd = t_dead_socket(xdg_sock);
+		ret = t_daemon_default();
+		CU_ASSERT_EQUAL(ret, -ENOENT);
+		CU_ASSERT_PTR_NULL(strstr(syshax_open_tried(), xdg_sock));
+		CU_ASSERT(t_tried_has(sys_sock, "No such file or directory"));
+		close(fd);
+		unlink(xdg_sock);
+	}
+	unsetenv("SYSHAX_SYSTEM_SOCKET");
+	unsetenv("XDG_RUNTIME_DIR");
+	snprintf(xdg_sock, sizeof(xdg_sock), "%s/syshax", xdg_dir);
+	rmdir(xdg_sock);
+	rmdir(xdg_dir);
+}
+
+/* Every failure path names what it tried; a failed open of a given path
+ * names that path. */
+static void t_tried_named(void)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/none.sock", g_dir);
+	CU_ASSERT_EQUAL(t_open_at(SYSHAX_BACKEND_DAEMON, path), -ENOENT);
+	CU_ASSERT(t_tried_has(path, "No such file or directory"));
+	CU_ASSERT_EQUAL(t_open_at(SYSHAX_BACKEND_KERNEL, "/dev/null"), -ENOTTY);
+	CU_ASSERT(t_tried_has("/dev/null", "Not a sysHAX device"));
+	/* A bad call clears it. */
+	CU_ASSERT_EQUAL(syshax_open(NULL, NULL), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(syshax_open_tried(), "");
+}
+
 int main(void)
 {
 	static const struct t_test tests[] = {
@@ -364,6 +492,9 @@ int main(void)
 		  t_timeout_unaccepted },
 		{ "accepted, no welcome: -ETIMEDOUT, no fd left",
 		  t_timeout_silent },
+		{ "no path, not root: user's socket, then the system's",
+		  t_fallback },
+		{ "a failed open names the paths it tried", t_tried_named },
 	};
 	int ret;
 

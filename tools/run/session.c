@@ -134,8 +134,10 @@ int run_open(struct run *r, const struct run_opts *o)
 		if (getenv("SYSHAX_DEVICE") ||
 		    (ret != -ENOENT && ret != -ECONNREFUSED)) {
 			fprintf(stderr, PROG ": cannot open the sysHAX backend: "
-				"%s\n  check $SYSHAX_DEVICE, or use --private\n",
-				syshax_strerror(ret));
+				"%s\n  tried: %s\n  check $SYSHAX_DEVICE, or "
+				"use --private; run syshax-check for what is "
+				"missing\n", syshax_strerror(ret),
+				syshax_open_tried());
 			return ret;
 		}
 	}
@@ -175,6 +177,10 @@ static int alloc_map(struct run *r, uint64_t size, struct syshax_buffer *b,
 		memset(b, 0, sizeof(*b));
 		fprintf(stderr, PROG ": %s buffer (%.1f MiB): %s\n", what,
 			size / 1048576.0, syshax_strerror(ret));
+		if (ret == -ENOMEM)
+			fprintf(stderr, "  over max_pinned_mb / "
+				"max_pinned_user_mb / RLIMIT_MEMLOCK (see "
+				"syshax-check)\n");
 	}
 	return ret;
 }

@@ -47,7 +47,7 @@ struct syshax_open_opts {
 	enum syshax_backend backend;
 	/* Device node or socket path; NULL: the backend's default
 	 * (/dev/syshax; /run/syshax/syshaxd.sock as root, else
-	 * $XDG_RUNTIME_DIR/syshax/syshaxd.sock). */
+	 * $XDG_RUNTIME_DIR/syshax/syshaxd.sock, then /run/syshax/syshaxd.sock). */
 	const char *path;
 	unsigned int flags;		/* zero */
 };
@@ -56,6 +56,11 @@ struct syshax_open_opts {
  * the path auto tries first: a character device or a socket. */
 int syshax_open(struct syshax **out, const struct syshax_open_opts *opts);
 void syshax_close(struct syshax *sh);
+
+/* What the last syshax_open() of the calling thread tried when it failed:
+ * "path (error); ..." for a tool's message (the library prints nothing);
+ * "" after a success. Thread-local, valid until the next syshax_open(). */
+const char *syshax_open_tried(void);
 
 /* The backend in use (SYSHAX_BACKEND_KERNEL or _DAEMON). */
 enum syshax_backend syshax_backend(const struct syshax *sh);
