@@ -41,6 +41,7 @@ ALL	:=
 CHECKS	:=
 INSTALLS :=
 VM_BINS	:=
+VM_MEMORYLESS_FILES :=
 VM_FILES :=
 VM_MEMORYLESS_BINS :=
 
@@ -71,10 +72,12 @@ kmod-clean:
 check: $(CHECKS)
 
 # Both guests run; the rule fails when either did.
-vm-check: kmod $(VM_BINS) $(VM_FILES) $(VM_MEMORYLESS_BINS)
+vm-check: kmod $(VM_BINS) $(VM_FILES) $(VM_MEMORYLESS_BINS) \
+		$(VM_MEMORYLESS_FILES)
 	VM_FILES="$(VM_FILES)" tests/vm/run-vm.sh $(CURDIR)/syshax.ko $(VM_BINS); \
 	rc=$$?; \
-	VM_NUMA=memoryless tests/vm/run-vm.sh $(CURDIR)/syshax.ko $(VM_MEMORYLESS_BINS) || rc=1; \
+	VM_FILES="$(VM_MEMORYLESS_FILES)" VM_NUMA=memoryless \
+		tests/vm/run-vm.sh $(CURDIR)/syshax.ko $(VM_MEMORYLESS_BINS) || rc=1; \
 	exit $$rc
 
 # The host tests again, built with ASan and UBSan in a folder of their own.

@@ -16,3 +16,7 @@ install-syshax-demo: $(B)/syshax-demo
 
 # In the guest: the demo and the NOP bench against the module.
 VM_BINS += tools/vm-tools.sh
+# In the memoryless guest: the CPU engine with a CPU on a node without
+# memory.
+VM_MEMORYLESS_BINS += tools/vm-memoryless.sh
+VM_MEMORYLESS_FILES += $(B)/syshax-run $(B)/syshaxd

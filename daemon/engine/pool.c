@@ -145,11 +145,26 @@ int shxd_parse_cpulist(const char *s, int *cpus, unsigned int max)
 	return (int)n;
 }
 
+/*
+ * The node whose memory a CPU's worker uses: its own, or for a CPU of a
+ * node without memory (a memoryless node) the nearest node that has some,
+ * whose pool it then joins.
+ */
 static int cpu_node(int cpu)
 {
 	int node = numa_available() < 0 ? 0 : numa_node_of_cpu(cpu);
+	int n, best = -1;
 
-	return node < 0 ? 0 : node;
+	if (node < 0)
+		return 0;
+	if (numa_node_size64(node, NULL) > 0)
+		return node;
+	for (n = 0; n <= numa_max_node(); n++)
+		if (n != node && numa_node_size64(n, NULL) > 0 &&
+		    (best < 0 || numa_distance(node, n) <
+				 numa_distance(node, best)))
+			best = n;
+	return best < 0 ? node : best;
 }
 
 static void *worker_main(void *arg)

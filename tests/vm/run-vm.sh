@@ -49,9 +49,9 @@ memoryless)
 	# Node 2: CPU 2 and no memory, nearer to node 1 than to node 0, so
 	# that "the nearest node with memory" of CPU 2 is node 1, not simply
 	# the first. A guest of its own (make vm-check boots it for
-	# tests/kmod/numa_test): syshaxd's CPU engine and suites that walk
-	# every node do not expect a node without memory yet (engine_ops,
-	# numa_split, broker_ut and vm-tools.sh failed in it).
+	# tests/kmod/numa_test and tools/vm-memoryless.sh): suites that walk
+	# every node do not expect a node without memory (engine_ops,
+	# numa_split and broker_ut failed in it).
 	cpus=3
 	numa+=(-numa "node,nodeid=2,cpus=2"
 		-numa "dist,src=0,dst=1,val=20" -numa "dist,src=0,dst=2,val=20"
