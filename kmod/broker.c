@@ -8,9 +8,12 @@
  * The queue and the client side are here; engine.c has the engine side
  * and broker.h the data structures and the locking rule.
  */
+#include <linux/cred.h>
 #include <linux/device.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/poll.h>
+#include <linux/string.h>
 #include <linux/sysfs.h>
 #include <linux/uaccess.h>
 
@@ -44,6 +47,7 @@ struct syshax_broker syshax_broker = {
 	.engines = LIST_HEAD_INIT(syshax_broker.engines),
 	.ring_clients = LIST_HEAD_INIT(syshax_broker.ring_clients),
 	.stalled = LIST_HEAD_INIT(syshax_broker.stalled),
+	.ctxs = LIST_HEAD_INIT(syshax_broker.ctxs),
 };
 static struct syshax_broker *const br = &syshax_broker;
 
@@ -79,6 +83,7 @@ void syshax_kjob_enqueue(struct syshax_broker_ctx *bc,
 	list_add_tail(&j->qnode, &br->queue);
 	list_add_tail(&j->cnode, &bc->jobs);
 	bc->nr_jobs++;
+	bc->submitted++;
 	br->active++;
 	br->st.queued++;
 	br->st.submitted++;
@@ -381,7 +386,14 @@ int syshax_broker_open(struct syshax_ctx *ctx)
 	INIT_LIST_HEAD(&bc->cpls);
 	INIT_LIST_HEAD(&bc->held);
 	INIT_LIST_HEAD(&bc->maps);
+	bc->pid = get_pid(task_tgid(current));
+	bc->uid = current_uid();
+	get_task_comm(bc->comm, current);
 	ctx->jobs = bc;
+	spin_lock(&br->lock);
+	list_add_tail(&bc->all, &br->ctxs);
+	br->nr_ctxs++;
+	spin_unlock(&br->lock);
 	return 0;
 }
 
@@ -416,17 +428,23 @@ void syshax_broker_release(struct syshax_ctx *ctx)
 {
 	struct syshax_broker_ctx *bc = ctx->jobs;
 
+	spin_lock(&br->lock);
+	list_del(&bc->all);
+	br->nr_ctxs--;
+	spin_unlock(&br->lock);
 	if (bc->engine)
 		syshax_engine_release(bc);
 	client_release(bc);
 	syshax_ring_release(bc);
+	put_pid(bc->pid);
 	kfree(bc);
 	ctx->jobs = NULL;
 }
 
 void syshax_broker_version(struct syshax_version_args *v)
 {
-	v->features |= SYSHAX_FEAT_JOBS | SYSHAX_FEAT_RINGS;
+	v->features |= SYSHAX_FEAT_JOBS | SYSHAX_FEAT_RINGS |
+		       SYSHAX_FEAT_CTX_STATS;
 	v->max_submit = SYSHAX_MAX_SUBMIT;
 }
 
@@ -435,6 +453,85 @@ void syshax_broker_stats(struct syshax_stats_args *st)
 	spin_lock(&br->lock);
 	syshax_job_stats_fill(st, &br->st);
 	spin_unlock(&br->lock);
+}
+
+/* Most entries one CTX_STATS fills (bounds the kernel's copy). */
+#define SYSHAX_CTX_STATS_MAX	4096
+
+/* One context's figures; under the lock (takes the handles' xa_lock). */
+static void ctx_stat_fill(struct syshax_broker_ctx *bc,
+			  const struct syshax_broker_ctx *self,
+			  struct syshax_ctx_stat *s)
+{
+	struct syshax_kjob *j;
+	struct syshax_buf *buf;
+	unsigned long idx;
+
+	s->ctx_id = bc->ctx->id;
+	s->pid = pid_vnr(bc->pid);
+	s->uid = from_kuid_munged(current_user_ns(), bc->uid);
+	s->flags = (bc->engine ? SYSHAX_CTX_ENGINE : 0) |
+		   (bc->ring ? SYSHAX_CTX_RING : 0) |
+		   (bc == self ? SYSHAX_CTX_SELF : 0);
+	strscpy(s->comm, bc->comm, sizeof(s->comm));
+	/* Erasing a handle takes xa_lock: its reference holds meanwhile. */
+	xa_lock(&bc->ctx->handles);
+	xa_for_each(&bc->ctx->handles, idx, buf) {
+		s->nr_bufs++;
+		s->buf_bytes += buf->size;
+	}
+	xa_unlock(&bc->ctx->handles);
+	list_for_each_entry(j, &bc->jobs, cnode) {
+		if (j->state == SYSHAX_KJOB_QUEUED)
+			s->jobs_queued++;
+		else if (j->state == SYSHAX_KJOB_HELD)
+			s->jobs_inflight++;
+	}
+	if (bc->engine)
+		list_for_each_entry(j, &bc->held, qnode)
+			s->eng_held++;
+	s->jobs_submitted = bc->submitted;
+	s->jobs_completed = bc->completed;
+	s->jobs_failed = bc->failed;
+	s->eng_done = bc->eng_done;
+}
+
+long syshax_broker_ctx_stats(struct syshax_ctx *ctx, void __user *uarg)
+{
+	struct syshax_broker_ctx *self = ctx->jobs, *bc;
+	struct syshax_ctx_stats_args a;
+	struct syshax_ctx_stat *v = NULL;
+	u32 n = 0, max;
+	long ret = 0;
+
+	if (copy_from_user(&a, uarg, sizeof(a)))
+		return -EFAULT;
+	if (a.flags || a.reserved[0] || a.reserved[1])
+		return -EINVAL;
+	max = min_t(u32, a.max, SYSHAX_CTX_STATS_MAX);
+	if (max) {
+		v = kvcalloc(max, sizeof(*v), GFP_KERNEL);
+		if (!v)
+			return -ENOMEM;
+	}
+	spin_lock(&br->lock);
+	a.total = br->nr_ctxs;
+	if (max)
+		ctx_stat_fill(self, self, &v[n++]);
+	list_for_each_entry(bc, &br->ctxs, all) {
+		if (n >= max)
+			break;
+		if (bc != self)
+			ctx_stat_fill(bc, self, &v[n++]);
+	}
+	spin_unlock(&br->lock);
+	a.nr = n;
+	if (n && copy_to_user(u64_to_user_ptr(a.ctxs), v, n * sizeof(*v)))
+		ret = -EFAULT;
+	else if (copy_to_user(uarg, &a, sizeof(a)))
+		ret = -EFAULT;
+	kvfree(v);
+	return ret;
 }
 
 /* The same counters, read-only, in /sys/class/misc/syshax/jobs/. */

@@ -17,6 +17,8 @@
 #include <linux/hashtable.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -72,6 +74,12 @@ struct syshax_broker_ctx {
 	struct list_head maps;		/* engine.c's struct engine_map */
 	/* Shared rings (ring.c): set once by RING_SETUP, under the lock. */
 	struct syshax_kring *ring;
+	/* CTX_STATS: in the broker's ctxs; the opener; counters since. */
+	struct list_head all;
+	struct pid *pid;
+	kuid_t uid;
+	char comm[TASK_COMM_LEN];
+	u64 submitted, completed, failed, eng_done;
 };
 
 /*
@@ -107,6 +115,8 @@ struct syshax_broker {
 	unsigned int active;		/* queued or held: max_jobs_global */
 	/* and per user in syshax_user.nr_jobs: max_jobs_user */
 	struct syshax_job_stats st;	/* for STATS */
+	struct list_head ctxs;		/* every context, via all */
+	unsigned int nr_ctxs;
 };
 
 extern struct syshax_broker syshax_broker;

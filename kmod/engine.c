@@ -128,6 +128,11 @@ void syshax_job_end(struct syshax_kjob *j, const struct syshax_engine_cpl *c,
 	j->cpl.result = c->result;
 	j->cpl.exec_ns = c->exec_ns;
 	syshax_job_stats_end(&br->st, c->status, ktime_get_ns() - j->submit_ns);
+	j->engine->eng_done++;
+	if (j->owner && c->status)
+		j->owner->failed++;
+	else if (j->owner)
+		j->owner->completed++;
 }
 
 /* Publishes what went into an owner's out ring, and wakes it. */

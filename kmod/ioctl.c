@@ -210,6 +210,8 @@ long syshax_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return syshax_ioctl_buf_import(ctx, uarg);
 	case SYSHAX_IOC_STATS:
 		return syshax_ioctl_stats(uarg);
+	case SYSHAX_IOC_CTX_STATS:
+		return syshax_broker_ctx_stats(ctx, uarg);
 	case SYSHAX_IOC_SUBMIT:
 	case SYSHAX_IOC_WAIT:
 	case SYSHAX_IOC_ENGINE_ATTACH:

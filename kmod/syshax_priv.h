@@ -170,6 +170,8 @@ __poll_t syshax_broker_poll(struct syshax_ctx *ctx, struct file *file,
 int syshax_broker_ring_mmap(struct syshax_ctx *ctx, struct vm_area_struct *vma);
 void syshax_broker_version(struct syshax_version_args *v);
 void syshax_broker_stats(struct syshax_stats_args *st);
+/* CTX_STATS: every context's figures, the caller's first. */
+long syshax_broker_ctx_stats(struct syshax_ctx *ctx, void __user *uarg);
 /* Job counters in sysfs, a group of the misc device. */
 extern const struct attribute_group syshax_broker_attr_group;
 

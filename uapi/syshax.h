@@ -47,6 +47,7 @@
 #define SYSHAX_FEAT_REGISTER	(1U << 2)	/* BUF_REGISTER */
 #define SYSHAX_FEAT_JOBS	(1U << 3)	/* SUBMIT / WAIT / ENGINE_* */
 #define SYSHAX_FEAT_RINGS	(1U << 4)	/* RING_SETUP (UAPI 2) */
+#define SYSHAX_FEAT_CTX_STATS	(1U << 5)	/* CTX_STATS (UAPI 2) */
 
 struct syshax_version_args {
 	__u32 uapi_version;	/* out: SYSHAX_UAPI_VERSION */
@@ -363,6 +364,48 @@ struct syshax_stats_args {
 	__u64 reserved[8];
 };
 
+/* ---- CTX_STATS: per-context figures (UAPI 2, additive) --------------- */
+
+/* syshax_ctx_stat.flags */
+#define SYSHAX_CTX_ENGINE	(1U << 0)	/* ENGINE_ATTACH was called */
+#define SYSHAX_CTX_RING		(1U << 1)	/* RING_SETUP was called */
+#define SYSHAX_CTX_SELF		(1U << 2)	/* the caller's own context */
+
+/* One open context (a file of /dev/syshax, a connection to syshaxd). */
+struct syshax_ctx_stat {
+	__u32 ctx_id;		/* as in syshax_engine_job.ctx_id */
+	__s32 pid;		/* opener's process (caller's pid namespace;
+				 * 0: not visible there) */
+	__u32 uid;		/* opener's uid (caller's user namespace) */
+	__u32 flags;		/* SYSHAX_CTX_* */
+	char comm[16];		/* opener's command name, NUL terminated */
+	__u64 nr_bufs;		/* handles it holds (allocated, imported) */
+	__u64 buf_bytes;	/* bytes of those buffers */
+	__u64 jobs_queued;	/* its jobs not yet fetched */
+	__u64 jobs_inflight;	/* its jobs an engine holds */
+	__u64 jobs_submitted;	/* since it opened, ring jobs too */
+	__u64 jobs_completed;	/* its jobs completed with status 0 */
+	__u64 jobs_failed;	/* its jobs completed with status < 0 */
+	__u64 eng_held;		/* engine: jobs it holds now */
+	__u64 eng_done;		/* engine: jobs it completed */
+	__u64 reserved[3];	/* zero */
+};
+
+/*
+ * CTX_STATS: fills up to max entries of the array at ctxs, one per open
+ * context (the caller's included), in no promised order; nr: entries
+ * written, total: contexts open (more than nr when the array was short).
+ * Any caller may ask (as for STATS). -EINVAL (flags), -EFAULT.
+ */
+struct syshax_ctx_stats_args {
+	__u64 ctxs;		/* in: user pointer to struct syshax_ctx_stat[] */
+	__u32 max;		/* in: entries at ctxs */
+	__u32 flags;		/* in: zero */
+	__u32 nr;		/* out */
+	__u32 total;		/* out */
+	__u64 reserved[2];	/* out: zero */
+};
+
 /* ---- ioctl numbers --------------------------------------------------- */
 
 /* 0xBE is free in Documentation/userspace-api/ioctl/ioctl-number.rst. */
@@ -376,6 +419,7 @@ struct syshax_stats_args {
 #define SYSHAX_IOC_BUF_EXPORT	_IOWR(SYSHAX_IOC_MAGIC, 0x05, struct syshax_buf_export_args)
 #define SYSHAX_IOC_BUF_IMPORT	_IOWR(SYSHAX_IOC_MAGIC, 0x06, struct syshax_buf_import_args)
 #define SYSHAX_IOC_STATS	_IOR(SYSHAX_IOC_MAGIC, 0x07, struct syshax_stats_args)
+#define SYSHAX_IOC_CTX_STATS	_IOWR(SYSHAX_IOC_MAGIC, 0x08, struct syshax_ctx_stats_args)
 #define SYSHAX_IOC_SUBMIT	_IOW(SYSHAX_IOC_MAGIC, 0x10, struct syshax_submit_args)
 #define SYSHAX_IOC_WAIT		_IOW(SYSHAX_IOC_MAGIC, 0x11, struct syshax_wait_args)
 #define SYSHAX_IOC_ENGINE_ATTACH	_IOWR(SYSHAX_IOC_MAGIC, 0x20, struct syshax_engine_attach_args)

@@ -147,6 +147,12 @@ static void job_end(struct shxd_broker *b, struct bk_job *j,
 
 	syshax_job_stats_end(&b->st, e->status,
 			     (uint64_t)(shrt_now_ns() - (int64_t)j->submit_ns));
+	if (j->engine)
+		j->engine->st_eng_done++;
+	if (o && e->status)
+		o->st_failed++;
+	else if (o)
+		o->st_completed++;
 	if (o && o->ring) {
 		struct syshax_completion cpl = {
 			.user_data = j->ej.job.user_data,
@@ -463,6 +469,7 @@ int bk_queue_one(struct shxd_broker *b, struct bk_conn *c,
 	}
 	q_append(b, j);
 	c->nr_jobs++;
+	c->st_submitted++;
 	b->st.queued++;
 	b->st.submitted++;
 	return 0;

@@ -33,7 +33,7 @@ static void do_version(struct shxd_broker *b, struct syshax_version_args *v)
 	memset(v, 0, sizeof(*v));
 	v->uapi_version = SYSHAX_UAPI_VERSION;
 	v->features = SYSHAX_FEAT_BUF | SYSHAX_FEAT_DMABUF | SYSHAX_FEAT_JOBS |
-		      SYSHAX_FEAT_RINGS;
+		      SYSHAX_FEAT_RINGS | SYSHAX_FEAT_CTX_STATS;
 	v->max_buf_size = SHXD_MAX_BUF_SIZE;
 	v->max_pinned = b->conf.max_pinned_bytes;
 	v->chunk_size = SYSHAX_CHUNK_SIZE;
@@ -270,6 +270,9 @@ static void dispatch(struct shxd_broker *b, struct bk_conn *c,
 	case SYSHAX_IOC_STATS:
 		do_stats(b, args);
 		break;
+	case SYSHAX_IOC_CTX_STATS:
+		bk_ctx_stats(b, c, args);	/* replies with the array */
+		return;
 	case SYSHAX_IOC_BUF_ALLOC:
 		ret = bk_buf_alloc(b, c, args);
 		if (ret == BK_PENDING)

@@ -66,6 +66,11 @@ struct bk_conn {
 	gid_t gid;
 	struct bk_user *user;		/* uid's */
 	uint64_t memlock;		/* its RLIMIT_MEMLOCK; UINT64_MAX: none */
+	/* CTX_STATS (bstats.c): counters since it connected, the opener's
+	 * command (read once from /proc), a scratch index. */
+	uint64_t st_submitted, st_completed, st_failed, st_eng_done;
+	char comm[16];
+	unsigned int st_idx;
 	int broken;			/* a send failed: close it */
 	int dead;			/* closed, freed after this round */
 
@@ -252,6 +257,10 @@ void bk_flush(struct shxd_broker *b, struct bk_conn *c);
 /* Lifetime rules when a connection goes. */
 void bk_conn_jobs_release(struct shxd_broker *b, struct bk_conn *c);
 void bk_jobs_stats(struct shxd_broker *b, struct syshax_stats_args *st);
+
+/* bstats.c: CTX_STATS; replies itself. */
+void bk_ctx_stats(struct shxd_broker *b, struct bk_conn *c,
+		  struct syshax_ctx_stats_args *a);
 /* 1 when c has jobs or completions on the old path (queued, held, not yet
  * reaped, or a parked fetch): they have no place in rings. */
 int bk_jobs_busy(const struct shxd_broker *b, const struct bk_conn *c);

@@ -327,6 +327,28 @@ static int d_stats(struct syshax *sh, struct syshax_stats_args *st)
 	return call(sh, SYSHAX_IOC_STATS, st, sizeof(*st));
 }
 
+/* The array comes after the args in the reply; at most
+ * SHRT_MAX_CTX_STATS entries a call. */
+static int d_ctx_stats(struct syshax *sh, struct syshax_ctx_stats_args *a)
+{
+	struct rpc r = {
+		.cmd = SYSHAX_IOC_CTX_STATS, .args = a, .args_len = sizeof(*a),
+		.fd_in = -1, .rep_extra = (void *)(uintptr_t)a->ctxs,
+	};
+	int ret;
+
+	if (a->max > SHRT_MAX_CTX_STATS)
+		a->max = SHRT_MAX_CTX_STATS;
+	r.rep_extra_max = (size_t)a->max * sizeof(struct syshax_ctx_stat);
+	ret = rpc(sh, &r);
+	if (ret < 0)
+		return ret;
+	if (a->nr > a->max ||
+	    r.rep_extra_len != (size_t)a->nr * sizeof(struct syshax_ctx_stat))
+		return -EPROTO;
+	return ret;
+}
+
 static void free_fd(struct shrt_buf_fd *b)
 {
 	if (b) {
@@ -745,6 +767,7 @@ static void d_close(struct syshax *sh)
 const struct shrt_backend __shrt_daemon_backend = {
 	.version = d_version,
 	.stats = d_stats,
+	.ctx_stats = d_ctx_stats,
 	.buf_alloc = d_buf_alloc,
 	.buf_free = d_buf_free,
 	.buf_info = d_buf_info,

@@ -96,6 +96,11 @@ static int k_stats(struct syshax *sh, struct syshax_stats_args *st)
 	return kcall(sh, SYSHAX_IOC_STATS, st);
 }
 
+static int k_ctx_stats(struct syshax *sh, struct syshax_ctx_stats_args *a)
+{
+	return kcall(sh, SYSHAX_IOC_CTX_STATS, a);
+}
+
 static int k_buf_alloc(struct syshax *sh, struct syshax_buf_alloc_args *a)
 {
 	int ret = kcall(sh, SYSHAX_IOC_BUF_ALLOC, a);
@@ -267,6 +272,7 @@ static void k_close(struct syshax *sh)
 const struct shrt_backend __shrt_kernel_backend = {
 	.version = k_version,
 	.stats = k_stats,
+	.ctx_stats = k_ctx_stats,
 	.buf_alloc = k_buf_alloc,
 	.buf_free = k_buf_free,
 	.buf_info = k_buf_info,

@@ -71,6 +71,11 @@ struct shrt_rep {
 #define SHRT_MAX_MSG		(sizeof(struct shrt_req) + 64 + \
 				 128 * sizeof(struct syshax_engine_job))
 
+/* Most entries in one CTX_STATS reply (the rest: total says how many). */
+#define SHRT_MAX_CTX_STATS	((SHRT_MAX_MSG - sizeof(struct shrt_rep) - \
+				  sizeof(struct syshax_ctx_stats_args)) / \
+				 sizeof(struct syshax_ctx_stat))
+
 /* syshaxd's default listening path: /run/syshax/syshaxd.sock as root, else
  * under $XDG_RUNTIME_DIR; -ENOENT without one, -ENAMETOOLONG. (A client
  * with no path tries more: see open_daemon_default() in open.c.) */

@@ -13,6 +13,8 @@
 struct shrt_backend {
 	int (*version)(struct syshax *sh, struct syshax_version_args *v);
 	int (*stats)(struct syshax *sh, struct syshax_stats_args *st);
+	/* CTX_STATS; args.ctxs points at args.max entries. */
+	int (*ctx_stats)(struct syshax *sh, struct syshax_ctx_stats_args *a);
 	int (*buf_alloc)(struct syshax *sh, struct syshax_buf_alloc_args *a);
 	int (*buf_free)(struct syshax *sh, uint32_t handle);
 	int (*buf_info)(struct syshax *sh, struct syshax_buf_info_args *i);

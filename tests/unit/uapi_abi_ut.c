@@ -17,6 +17,37 @@
 #include "syshax_ops.h"
 #pragma GCC diagnostic pop
 
+static void test_ctx_stats(void)
+{
+	CU_ASSERT_EQUAL(sizeof(struct syshax_ctx_stat), 128);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stat, ctx_id), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stat, pid), 4);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stat, uid), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stat, flags), 12);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stat, comm), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stat, nr_bufs), 32);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stat, buf_bytes), 40);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stat, jobs_queued), 48);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stat, jobs_inflight), 56);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stat, jobs_submitted), 64);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stat, jobs_completed), 72);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stat, jobs_failed), 80);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stat, eng_held), 88);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stat, eng_done), 96);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stat, reserved), 104);
+	CU_ASSERT_EQUAL(SYSHAX_CTX_ENGINE, 1U << 0);
+	CU_ASSERT_EQUAL(SYSHAX_CTX_RING, 1U << 1);
+	CU_ASSERT_EQUAL(SYSHAX_CTX_SELF, 1U << 2);
+
+	CU_ASSERT_EQUAL(sizeof(struct syshax_ctx_stats_args), 40);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stats_args, ctxs), 0);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stats_args, max), 8);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stats_args, flags), 12);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stats_args, nr), 16);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stats_args, total), 20);
+	CU_ASSERT_EQUAL(offsetof(struct syshax_ctx_stats_args, reserved), 24);
+}
+
 static void test_version_args(void)
 {
 	CU_ASSERT_EQUAL(sizeof(struct syshax_version_args), 72);
@@ -232,6 +263,7 @@ static void test_ioctl_numbers(void)
 	CU_ASSERT_EQUAL(SYSHAX_IOC_BUF_EXPORT, 0xc010be05U);
 	CU_ASSERT_EQUAL(SYSHAX_IOC_BUF_IMPORT, 0xc028be06U);
 	CU_ASSERT_EQUAL(SYSHAX_IOC_STATS, 0x8250be07U);
+	CU_ASSERT_EQUAL(SYSHAX_IOC_CTX_STATS, 0xc028be08U);
 	CU_ASSERT_EQUAL(SYSHAX_IOC_SUBMIT, 0x4010be10U);
 	CU_ASSERT_EQUAL(SYSHAX_IOC_WAIT, 0x4020be11U);
 	CU_ASSERT_EQUAL(SYSHAX_IOC_ENGINE_ATTACH, 0xc010be20U);
@@ -255,6 +287,7 @@ static void test_rings(void)
 	CU_ASSERT_EQUAL(offsetof(struct syshax_ring_setup_args, size), 16);
 	CU_ASSERT_EQUAL(offsetof(struct syshax_ring_setup_args, mmap_offset), 24);
 	CU_ASSERT_EQUAL(SYSHAX_FEAT_RINGS, 1U << 4);
+	CU_ASSERT_EQUAL(SYSHAX_FEAT_CTX_STATS, 1U << 5);
 	CU_ASSERT_EQUAL(SYSHAX_SUBMIT_RING, 1U << 0);
 	CU_ASSERT_EQUAL(SYSHAX_RING_NEED_WAKEUP, 1U << 0);
 	CU_ASSERT_EQUAL(SYSHAX_RING_DEAD, 1U << 1);
@@ -358,6 +391,7 @@ int main(void)
 		{ "syshax_engine_cpl", test_engine_cpl },
 		{ "syshax_engine_complete_args", test_engine_complete_args },
 		{ "syshax_stats_args", test_stats_args },
+		{ "syshax_ctx_stats", test_ctx_stats },
 		{ "ioctl_numbers", test_ioctl_numbers },
 		{ "rings", test_rings },
 		{ "constants", test_constants },

@@ -76,6 +76,12 @@ int syshax_set_spin(struct syshax *sh, unsigned int us);
 
 int syshax_version(struct syshax *sh, struct syshax_version_args *v);
 int syshax_stats(struct syshax *sh, struct syshax_stats_args *st);
+/* Per-context figures (CTX_STATS): fills up to max entries, the caller's
+ * context first; returns how many, or -errno (-EOPNOTSUPP: the backend
+ * has no CTX_STATS). *total (may be NULL): contexts open. On syshaxd one
+ * call returns at most a few hundred entries. */
+int syshax_ctx_stats(struct syshax *sh, struct syshax_ctx_stat *ctxs,
+		     unsigned int max, unsigned int *total);
 
 /* A static string for a negative errno from this library (or any errno). */
 const char *syshax_strerror(int err);
