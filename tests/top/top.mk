@@ -18,4 +18,5 @@ CHECKS	+= check-top
 .PHONY: check-top
 check-top: $(B)/syshax-top $(B)/syshaxd $(B)/tests/top/top_load \
 		$(B)/tests/top/top_json_check
+	shellcheck tests/top/top_test.sh
 	tests/top/top_test.sh $(B)

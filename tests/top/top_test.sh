@@ -153,7 +153,7 @@ sleep 1.5
 cap >"$dir/cap2"
 d1=$(done_of "$dir/cap1")
 d2=$(done_of "$dir/cap2")
-[ -n "$d1" ] && [ -n "$d2" ] && [ "$d2" -gt "$d1" ] || fail "the load's jobs did not move: '$d1' then '$d2'"
+if [ -z "$d1" ] || [ -z "$d2" ] || [ "$d2" -le "$d1" ]; then fail "the load's jobs did not move: '$d1' then '$d2'"; fi
 grep -Eq "jobs/s submitted [1-9]" "$dir/cap2" || fail "jobs/s submitted is 0: $(grep jobs/s "$dir/cap2")"
 
 tm send-keys -t top p
