@@ -25,6 +25,7 @@ install-syshax-check: $(B)/syshax-check
 # makes the daemon lines OK, also found as the system socket by nobody.
 .PHONY: check-syshax-check
 check-syshax-check: $(B)/syshax-check $(B)/syshaxd
+	shellcheck tools/check/check-test.sh
 	tools/check/check-test.sh $(B)/syshax-check $(B)/syshaxd
 CHECKS += check-syshax-check
 
