@@ -113,6 +113,8 @@ int top_init(struct top *t)
 	if (ret)
 		return ret;
 	t->backend = syshax_backend(t->sh);
+	/* The variant the kernels' dispatch picks here (as syshaxd's). */
+	shxk_init();
 	t->isa = shxk_isa_name();
 	t->nr_nodes = count_nodes();
 	t->start = top_now();

@@ -55,17 +55,16 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct top *t = calloc(1, sizeof(*t));
+	const char *device = NULL;
 	double interval = 1;
+	struct top *t;
 	char *end;
 	int c, ret;
 
-	if (!t)
-		return 1;
 	while ((c = getopt_long(argc, argv, "d:i:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			t->device = optarg;
+			device = optarg;
 			break;
 		case 'i':
 			interval = strtod(optarg, &end);
@@ -96,6 +95,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return 1;
+	t->device = device;
 	ret = top_init(t);
 	if (ret) {
 		fprintf(stderr, "syshax-top: cannot open %s: %s (syshax-check "
