@@ -10,7 +10,8 @@
  *    then the array the args point to (jobs for SUBMIT, cpls for
  *    ENGINE_COMPLETE); user pointers inside args are ignored. A reply is a
  *    struct shrt_rep, then the args as the ioctl would have written them,
- *    then the fetched jobs for ENGINE_FETCH. File descriptors travel as
+ *    then the fetched jobs for ENGINE_FETCH, or the args.nr entries for
+ *    CTX_STATS (at most SHRT_MAX_CTX_STATS). File descriptors travel as
  *    SCM_RIGHTS: the memfd in replies to BUF_ALLOC, BUF_IMPORT and
  *    ENGINE_MAP; a new export socket (daemon/broker/bufs.c) in a reply to
  *    BUF_EXPORT, which the caller sends back in a BUF_IMPORT request.
