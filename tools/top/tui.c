@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <langinfo.h>
 #include <locale.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +27,20 @@ struct ui {
 	int paused, help, sort, utf8;
 	const char *msg;
 };
+
+/* One screen row from column 0, clipped to the width (ncurses would wrap
+ * a longer one onto the next row). */
+static void __attribute__((format(printf, 2, 3))) put(int y, const char *fmt,
+						       ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	mvaddnstr(y, 0, buf, COLS);
+}
 
 static uint64_t sort_key(const struct syshax_ctx_stat *c, int sort)
 {
@@ -60,7 +76,13 @@ static void spark(const struct ui *u, const double *h, int n, int w)
 	};
 	static const char ascii[] = "_.-:=+*#";
 	double max = 0;
-	int i, first = TOP_HIST - (w < n ? w : n);
+	int i, first, room = COLS - getcurx(stdscr) - 1;
+
+	if (w > room)
+		w = room;
+	if (w <= 0)
+		return;
+	first = TOP_HIST - (w < n ? w : n);
 
 	for (i = first; i < TOP_HIST; i++)
 		if (h[i] > max)
@@ -83,28 +105,29 @@ static void title(int y, const char *s)
 {
 	attron(A_BOLD | A_REVERSE);
 	mvhline(y, 0, ' ', COLS);
-	mvprintw(y, 0, " %s", s);
+	put(y, " %s", s);
 	attroff(A_BOLD | A_REVERSE);
 }
 
 static int draw_header(struct ui *u, int y)
 {
 	struct top *t = u->t;
-	char up[32];
+	char up[32], be[96];
 
 	top_fmt_dur(up, sizeof(up), top_uptime(t));
-	attron(A_BOLD);
-	mvprintw(y, 0, "syshax-top");
-	attroff(A_BOLD);
+
 	if (t->backend == SYSHAX_BACKEND_KERNEL)
-		printw("  backend: module (UAPI %u)", t->ver.uapi_version);
+		snprintf(be, sizeof(be), "module (UAPI %u)",
+			 t->ver.uapi_version);
 	else
-		printw("  backend: syshaxd pid %d (UAPI %u)", t->broker_pid,
-		       t->ver.uapi_version);
-	printw("  up %s%s", up, t->broker_start >= 0 ? "" : " (top)");
-	mvprintw(y + 1, 0, "NUMA nodes %d  CPU kernels %s  refresh %.1fs  "
-		 "sort: %s%s", t->nr_nodes, t->isa, u->interval,
-		 sort_name[u->sort], u->paused ? "  [PAUSED]" : "");
+		snprintf(be, sizeof(be), "syshaxd pid %d (UAPI %u)",
+			 t->broker_pid, t->ver.uapi_version);
+	put(y, "syshax-top  backend: %s  up %s%s", be, up,
+	    t->broker_start >= 0 ? "" : " (top)");
+	mvchgat(y, 0, 10, A_BOLD, 0, NULL);
+	put(y + 1, "NUMA nodes %d  CPU kernels %s  refresh %.1fs  sort: %s%s",
+	    t->nr_nodes, t->isa, u->interval, sort_name[u->sort],
+	    u->paused ? "  [PAUSED]" : "");
 	return y + 3;
 }
 
@@ -120,23 +143,25 @@ static int draw_memory(struct ui *u, int y)
 	snprintf(line, sizeof(line), "Pinned memory  %s / %s, %llu buffers",
 		 a, b, (unsigned long long)s->st.nr_bufs);
 	title(y++, line);
-	mvprintw(y++, 0, "%-5s %9s %6s  %-22s %s", "node", "pinned", "bufs",
-		 "share of cap", "hugepages free/total");
+	put(y++, "%-5s %9s %6s  %-22s %s", "node", "pinned", "bufs",
+	    "share of cap", "hugepages free/total");
 	for (n = 0; n < nodes && y < LINES - 1; n++, y++) {
 		int i, w = 20, fill = t->ver.max_pinned ?
 			(int)((double)s->st.node_bytes[n] * w /
 			      (double)t->ver.max_pinned + 0.5) : 0;
+		char bar[24], hp[48];
 
-		top_fmt_bytes(a, sizeof(a), s->st.node_bytes[n]);
-		mvprintw(y, 0, "%-5d %9s %6llu  [", n, a,
-			 (unsigned long long)s->st.node_bufs[n]);
 		for (i = 0; i < w; i++)
-			addch(i < fill ? '|' : ' ');
-		addstr("] ");
+			bar[i] = i < fill ? '|' : ' ';
+		bar[w] = 0;
+		top_fmt_bytes(a, sizeof(a), s->st.node_bytes[n]);
 		if (s->hp_free[n] >= 0)
-			printw("%ld/%ld", s->hp_free[n], s->hp_total[n]);
+			snprintf(hp, sizeof(hp), "%ld/%ld", s->hp_free[n],
+				 s->hp_total[n]);
 		else
-			addstr("-");
+			snprintf(hp, sizeof(hp), "-");
+		put(y, "%-5d %9s %6llu  [%s] %s", n, a,
+		    (unsigned long long)s->st.node_bufs[n], bar, hp);
 	}
 	return y + 1;
 }
@@ -147,27 +172,28 @@ static int draw_jobs(struct ui *u, int y)
 	const struct top_sample *s = top_cur(t);
 	double p50 = top_lat_pct(t, 0.5, 1), p99 = top_lat_pct(t, 0.99, 1);
 	int w = COLS - 16;
+	char lat[64];
 
 	title(y++, "Engines and queue");
-	mvprintw(y++, 0, "engines %u  contexts %u  queued %llu  in flight %llu"
-		 "  failed %llu  cancelled %llu", s->st.engines,
-		 s->st.contexts, (unsigned long long)s->st.queue_depth,
-		 (unsigned long long)s->st.inflight,
-		 (unsigned long long)s->st.jobs_failed,
-		 (unsigned long long)s->st.jobs_cancelled);
-	mvprintw(y++, 0, "jobs/s submitted %.0f  completed %.0f  failed %.0f"
-		 "  latency ", t->sub_rate, t->done_rate, t->fail_rate);
+	put(y++, "engines %u  contexts %u  queued %llu  in flight %llu"
+	    "  failed %llu  cancelled %llu", s->st.engines,
+	    s->st.contexts, (unsigned long long)s->st.queue_depth,
+	    (unsigned long long)s->st.inflight,
+	    (unsigned long long)s->st.jobs_failed,
+	    (unsigned long long)s->st.jobs_cancelled);
 	if (p50 >= 0)
-		printw("p50 <%.0fus p99 <%.0fus", p50, p99);
+		snprintf(lat, sizeof(lat), "p50 <%.0fus p99 <%.0fus", p50, p99);
 	else
-		addstr("p50 - p99 -");
+		snprintf(lat, sizeof(lat), "p50 - p99 -");
+	put(y++, "jobs/s submitted %.0f  completed %.0f  failed %.0f  "
+	    "latency %s", t->sub_rate, t->done_rate, t->fail_rate, lat);
 	if (w > 8 && y < LINES - 1) {
-		mvprintw(y, 0, "jobs/s   %6.0f ", t->done_rate);
+		put(y, "jobs/s   %6.0f ", t->done_rate);
 		spark(u, t->hist_jobs, t->hist_n, w);
 		y++;
 	}
 	if (w > 8 && y < LINES - 1) {
-		mvprintw(y, 0, "tokens/s %6.0f ", t->tok_rate);
+		put(y, "tokens/s %6.0f ", t->tok_rate);
 		spark(u, t->hist_tok, t->hist_n, w);
 		y++;
 	}
@@ -184,22 +210,22 @@ static int draw_engine(struct ui *u, int y)
 
 	title(y++, "CPU engine");
 	if (!n) {
-		mvprintw(y++, 0, "no ENGINE_STATS: %s",
-			 t->es_why ? t->es_why : "-");
+		put(y++, "no ENGINE_STATS: %s",
+		    t->es_why ? t->es_why : "-");
 		return y + 1;
 	}
-	mvprintw(y++, 0, "%u threads on %u nodes  decode deferred %.1f%% "
-		 "(%llu of %llu)", s->es.nr_threads, s->es.nr_nodes,
-		 all ? 100.0 * (double)s->es.decode_deferred / (double)all : 0,
-		 (unsigned long long)s->es.decode_deferred,
-		 (unsigned long long)all);
-	mvprintw(y++, 0, "%-12s %10s %12s %8s %12s %8s", "op", "jobs/s",
-		 "tokens/s", "batch", "jobs", "failed");
+	put(y++, "%u threads on %u nodes  decode deferred %.1f%% "
+	    "(%llu of %llu)", s->es.nr_threads, s->es.nr_nodes,
+	    all ? 100.0 * (double)s->es.decode_deferred / (double)all : 0,
+	    (unsigned long long)s->es.decode_deferred,
+	    (unsigned long long)all);
+	put(y++, "%-12s %10s %12s %8s %12s %8s", "op", "jobs/s",
+	    "tokens/s", "batch", "jobs", "failed");
 	for (i = 0; i < n && y < LINES - 1; i++)
-		mvprintw(y++, 0, "%-12s %10.0f %12.0f %8.1f %12llu %8llu",
-			 r[i].name, r[i].jobs_s, r[i].tokens_s, r[i].batch,
-			 (unsigned long long)r[i].jobs,
-			 (unsigned long long)r[i].failed);
+		put(y++, "%-12s %10.0f %12.0f %8.1f %12llu %8llu",
+		    r[i].name, r[i].jobs_s, r[i].tokens_s, r[i].batch,
+		    (unsigned long long)r[i].jobs,
+		    (unsigned long long)r[i].failed);
 	return y + 1;
 }
 
@@ -214,14 +240,14 @@ static int draw_contexts(struct ui *u, int y)
 	snprintf(line, sizeof(line), "Contexts  %u open", s->st.contexts);
 	title(y++, line);
 	if (s->nr_ctx < 0) {
-		mvprintw(y++, 0, "per-context figures: %s",
-			 syshax_strerror(s->nr_ctx));
+		put(y++, "per-context figures: %s",
+		    syshax_strerror(s->nr_ctx));
 		return y;
 	}
 	attron(A_BOLD);
-	mvprintw(y++, 0, "%6s %7s %-16s %-6s %5s %9s %7s %8s %10s", "CTX",
-		 "PID", "COMMAND", "ROLE", "BUFS", "BYTES", "QUEUED",
-		 "INFLIGHT", "DONE");
+	put(y++, "%6s %7s %-16s %-6s %5s %9s %7s %8s %10s", "CTX",
+	    "PID", "COMMAND", "ROLE", "BUFS", "BYTES", "QUEUED",
+	    "INFLIGHT", "DONE");
 	attroff(A_BOLD);
 	v = malloc(sizeof(*v) * (size_t)(s->nr_ctx ? s->nr_ctx : 1));
 	if (!v)
@@ -231,12 +257,12 @@ static int draw_contexts(struct ui *u, int y)
 	qsort(v, (size_t)s->nr_ctx, sizeof(*v), ctx_cmp);
 	for (i = 0; i < s->nr_ctx && y < LINES - 1; i++, y++) {
 		top_fmt_bytes(a, sizeof(a), v[i].buf_bytes);
-		mvprintw(y, 0, "%6u %7d %-16.16s %-6s %5llu %9s %7llu %8llu "
-			 "%10llu%s", v[i].ctx_id, v[i].pid, v[i].comm,
-			 v[i].flags & SYSHAX_CTX_ENGINE ? "engine" : "client",
-			 (unsigned long long)v[i].nr_bufs, a,
-			 (unsigned long long)v[i].jobs_queued,
-			 (unsigned long long)(v[i].jobs_inflight +
+		put(y, "%6u %7d %-16.16s %-6s %5llu %9s %7llu %8llu "
+		    "%10llu%s", v[i].ctx_id, v[i].pid, v[i].comm,
+		    v[i].flags & SYSHAX_CTX_ENGINE ? "engine" : "client",
+		    (unsigned long long)v[i].nr_bufs, a,
+		    (unsigned long long)v[i].jobs_queued,
+		    (unsigned long long)(v[i].jobs_inflight +
 					      v[i].eng_held),
 			 (unsigned long long)(v[i].jobs_completed +
 					      v[i].eng_done),
@@ -294,8 +320,8 @@ static void draw(struct ui *u)
 		draw_contexts(u, y);
 	attron(A_REVERSE);
 	mvhline(LINES - 1, 0, ' ', COLS);
-	mvprintw(LINES - 1, 0, " q quit  p pause  s sort  +/- interval  "
-		 "h help%s%s", u->msg ? "  | " : "", u->msg ? u->msg : "");
+	put(LINES - 1, " q quit  p pause  s sort  +/- interval  h help%s%s",
+	    u->msg ? "  | " : "", u->msg ? u->msg : "");
 	attroff(A_REVERSE);
 	if (u->help)
 		draw_help();
