@@ -174,7 +174,10 @@ static void es_sample(struct top *t, struct top_sample *s)
 		return;
 	}
 	if (!t->es_buf_ok) {
-		ret = syshax_buf_alloc(t->sh, sizeof(s->es), -1, 0, &t->esbuf);
+		/* Small pages: no 2 MiB chunk pinned for a few KiB. */
+		ret = syshax_buf_alloc(t->sh, sizeof(s->es), -1,
+				       SYSHAX_BUF_ALLOW_SMALL |
+				       SYSHAX_BUF_ALLOW_REMOTE, &t->esbuf);
 		if (!ret && (ret = syshax_buf_map(t->sh, &t->esbuf)))
 			syshax_buf_free(t->sh, &t->esbuf);
 		if (ret) {
