@@ -67,5 +67,6 @@ int t_add_queue(void);
 int t_add_wait(void);
 int t_add_kill(void);
 int t_add_engine(void);
+int t_add_ctx_stats(void);
 
 #endif /* T_CONFORMANCE_H */
