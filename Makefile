@@ -33,8 +33,17 @@ LDFLAGS += -fsanitize=address,undefined
 B := build-san
 endif
 
-# Kernel headers: the running kernel's, else the newest Debian amd64 ones.
-KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
+# One kernel for the module and the guest of make vm-check: VM_KVER (an ABI
+# name, default the version linux-image-amd64 names) chooses the headers
+# make kmod builds against and the kernel the guest boots. KDIR alone
+# still works for make kmod; without VM_KVER's headers: the running
+# kernel's, else the newest Debian amd64 ones.
+ifeq ($(origin VM_KVER),undefined)
+VM_KVER := $(shell tests/vm/kernel.sh --kver 2>/dev/null)
+endif
+export VM_KVER
+KDIR ?= $(firstword $(wildcard /usr/src/linux-headers-$(VM_KVER)) \
+		    $(wildcard /lib/modules/$(shell uname -r)/build) \
 		    $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
 
 ALL	:=

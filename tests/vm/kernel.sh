@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Fetches Debian's amd64 kernel (the version linux-image-amd64 depends on)
-# into a cache folder and prints "<version> <folder>" on stdout.
+# Fetches Debian's amd64 kernel into a cache folder and prints "<version>
+# <folder>" on stdout: $VM_KVER (an ABI name like 6.1.0-57-amd64), else
+# the version linux-image-amd64 depends on.
 #   tests/vm/kernel.sh <cache dir>
+#   tests/vm/kernel.sh --kver     that version only (nothing fetched; empty
+#                                 when apt does not know linux-image-amd64)
 # The folder holds boot/vmlinuz-<version> and lib/modules/<version> with a
 # fresh modules.dep. A second call finds the cache and downloads nothing.
 set -euo pipefail
 # modinfo, modprobe and depmod live in sbin, off a plain user's PATH.
 export PATH=$PATH:/usr/sbin:/sbin
-cache=${1:?usage: kernel.sh <cache dir>}
+cache=${1:?usage: kernel.sh <cache dir> | --kver}
 
 say() { echo "kernel.sh: $*" >&2; }
 
@@ -17,7 +20,11 @@ image_version() {
 		sed -n 's/^ *Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | head -n 1
 }
 
-kver=$(image_version || true)
+if [ "$cache" = --kver ]; then
+	if [ -n "${VM_KVER:-}" ]; then echo "$VM_KVER"; else image_version || true; fi
+	exit 0
+fi
+kver=${VM_KVER:-$(image_version || true)}
 if [ -z "$kver" ]; then
 	# A fresh CI machine has no package lists yet.
 	[ "$(id -u)" -eq 0 ] || { say "linux-image-amd64 unknown to apt and not root: run apt-get update"; exit 1; }

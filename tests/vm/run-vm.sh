@@ -69,7 +69,7 @@ trap 'exit 143' TERM
 read -r kver kdir < <("$here/kernel.sh" "$vm/kernel") || die "no kernel"
 magic=$(modinfo -F vermagic "$ko" | awk '{ print $1 }')
 [ "$magic" = "$kver" ] ||
-	die "syshax.ko is built for $magic but linux-image-amd64 is $kver: install linux-headers-$kver (apt-get install linux-headers-amd64) and rebuild with make kmod KDIR=/usr/src/linux-headers-$kver"
+	die "syshax.ko is built for $magic but the guest boots $kver (VM_KVER, default linux-image-amd64's): install linux-headers-$kver and rebuild with make kmod VM_KVER=$kver, or boot the module's kernel with VM_KVER=$magic"
 
 # The test disk: byte i holds i % 251 (a prime, so no power-of-two period).
 disk=$vm/disk.img

@@ -6,6 +6,8 @@ CHECKS += vm-parse-check vm-shellcheck
 .PHONY: vm-parse-check vm-shellcheck
 vm-parse-check:
 	tests/vm/parse-test.sh
+	test "$$(VM_KVER=1.2.3-test-amd64 tests/vm/kernel.sh --kver)" = \
+		1.2.3-test-amd64
 
 vm-shellcheck:
 	shellcheck tests/vm/*.sh scripts/dkms-check scripts/sparse-check
