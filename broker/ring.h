@@ -36,6 +36,52 @@ struct shx_ring {
 	int dead;			/* -EPROTO once the caller broke it */
 };
 
+/* An engine's rings: most and default entries. A client's out ring holds
+ * at most SHX_RING_CLIENT_OUT_MAX completions unless max_jobs_ctx needs
+ * more, and max_jobs_ctx may ask for SHX_RING_CTX_LIMIT at most. */
+#define SHX_RING_ENGINE_MAX	4096
+#define SHX_RING_ENGINE_DEF	256
+#define SHX_RING_CLIENT_OUT_MAX	65536
+#define SHX_RING_CTX_LIMIT	(1U << 24)
+
+static inline int shx_ring_pow2(__u32 n)
+{
+	return n && !(n & (n - 1));
+}
+
+/*
+ * RING_SETUP's sizes for a context in the given role (both brokers' rule):
+ * fills in the defaults for zero, -EINVAL for sizes that are not powers of
+ * two or out of range. A client's in ring holds up to max_submit jobs, its
+ * out ring at least max_jobs_ctx completions, so one always has room.
+ */
+static inline int shx_ring_sizes(int engine, __u32 max_submit,
+				 __u32 max_jobs_ctx,
+				 struct syshax_ring_setup_args *a)
+{
+	__u32 out_min = 1, in_max = SHX_RING_ENGINE_MAX;
+	__u32 out_max = SHX_RING_ENGINE_MAX;
+
+	if (!engine) {
+		if (max_jobs_ctx > SHX_RING_CTX_LIMIT)
+			return -EINVAL;
+		while (out_min < max_jobs_ctx)
+			out_min <<= 1;
+		in_max = max_submit;
+		out_max = out_min > SHX_RING_CLIENT_OUT_MAX ? out_min :
+			  SHX_RING_CLIENT_OUT_MAX;
+	}
+	if (!a->in_entries)
+		a->in_entries = engine ? SHX_RING_ENGINE_DEF : max_submit;
+	if (!a->out_entries)
+		a->out_entries = engine ? SHX_RING_ENGINE_DEF : out_min;
+	if (!shx_ring_pow2(a->in_entries) || a->in_entries > in_max ||
+	    !shx_ring_pow2(a->out_entries) || a->out_entries < out_min ||
+	    a->out_entries > out_max)
+		return -EINVAL;
+	return 0;
+}
+
 /* Where the entries go in an area: the header, then each ring aligned to
  * 64 bytes. Returns the area's size. */
 static inline __u64 shx_ring_layout(__u32 in_entries, __u32 in_size,

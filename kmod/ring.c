@@ -17,7 +17,6 @@
  *
  * The broker's lock guards every ring; the caller's words are only read.
  */
-#include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -30,42 +29,6 @@ static struct syshax_broker *const br = &syshax_broker;
 #define TAKE_BATCH		16
 /* Engine completions copied out per round. */
 #define CPL_BATCH		16
-/* An engine's rings: most and default entries (as syshaxd's). */
-#define ENGINE_RING_MAX		4096
-#define ENGINE_RING_DEF		256
-/* Most completions a client's out ring holds, unless max_jobs_ctx needs
- * more; and the most max_jobs_ctx can ask for. */
-#define CLIENT_OUT_MAX		65536
-#define CLIENT_OUT_LIMIT	(1U << 24)
-
-/* Picks and checks the sizes of a ring in the given role. */
-static int ring_sizes(bool engine, struct syshax_ring_setup_args *a)
-{
-	u32 ctx_max = READ_ONCE(syshax_max_jobs_ctx);
-	u32 out_min, in_max, out_max;
-
-	if (engine) {
-		out_min = 1;
-		in_max = ENGINE_RING_MAX;
-		out_max = ENGINE_RING_MAX;
-	} else {
-		if (ctx_max > CLIENT_OUT_LIMIT)
-			return -EINVAL;
-		out_min = roundup_pow_of_two(max(ctx_max, 1U));
-		in_max = SYSHAX_MAX_SUBMIT;
-		out_max = max_t(u32, CLIENT_OUT_MAX, out_min);
-	}
-	if (!a->in_entries)
-		a->in_entries = engine ? ENGINE_RING_DEF : SYSHAX_MAX_SUBMIT;
-	if (!a->out_entries)
-		a->out_entries = engine ? ENGINE_RING_DEF : out_min;
-	if (!is_power_of_2(a->in_entries) || a->in_entries > in_max ||
-	    !is_power_of_2(a->out_entries) || a->out_entries < out_min ||
-	    a->out_entries > out_max)
-		return -EINVAL;
-	return 0;
-}
-
 static void ring_free(struct syshax_kring *kr)
 {
 	vfree(kr->area);
@@ -376,7 +339,8 @@ long syshax_ring_setup(struct syshax_broker_ctx *bc, void __user *uarg)
 	if (smp_load_acquire(&bc->ring))
 		return -EBUSY;
 	engine = READ_ONCE(bc->engine);
-	ret = ring_sizes(engine, &a);
+	ret = shx_ring_sizes(engine, SYSHAX_MAX_SUBMIT,
+			     READ_ONCE(syshax_max_jobs_ctx), &a);
 	if (ret)
 		return ret;
 	in_size = engine ? sizeof(struct syshax_engine_cpl) :

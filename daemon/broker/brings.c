@@ -27,9 +27,6 @@
 
 /* Jobs or completions taken from an in ring per step. */
 #define TAKE_BATCH	64
-/* Most entries an engine's rings take. */
-#define ENGINE_RING_MAX	4096
-#define ENGINE_RING_DEF	256
 
 struct bk_ring {
 	struct shx_ring r;
@@ -40,41 +37,6 @@ struct bk_ring {
 	struct bk_ring *dnext;
 	int dirty;
 };
-
-static int pow2(uint32_t n)
-{
-	return n && !(n & (n - 1));
-}
-
-static uint32_t pow2_at_least(uint32_t n)
-{
-	uint32_t p = 1;
-
-	while (p < n)
-		p <<= 1;
-	return p;
-}
-
-/* Picks and checks the sizes of c's rings. */
-static int ring_sizes(const struct shxd_broker *b, const struct bk_conn *c,
-		      struct syshax_ring_setup_args *a)
-{
-	uint32_t out_min = c->engine ? 1 : pow2_at_least(b->conf.max_jobs_ctx);
-	uint32_t in_max = c->engine ? ENGINE_RING_MAX : SHXD_DEF_MAX_SUBMIT;
-	uint32_t out_max = c->engine ? ENGINE_RING_MAX : 65536;
-
-	if (!a->in_entries)
-		a->in_entries = c->engine ? ENGINE_RING_DEF : SHXD_DEF_MAX_SUBMIT;
-	if (!a->out_entries)
-		a->out_entries = c->engine ? ENGINE_RING_DEF : out_min;
-	if (out_max < out_min)
-		out_max = out_min;
-	if (!pow2(a->in_entries) || a->in_entries > in_max ||
-	    !pow2(a->out_entries) || a->out_entries < out_min ||
-	    a->out_entries > out_max)
-		return -EINVAL;
-	return 0;
-}
 
 static int user_full(const struct shxd_broker *b, const struct bk_user *u)
 {
@@ -98,7 +60,8 @@ int bk_ring_setup(struct shxd_broker *b, struct bk_conn *c,
 	/* Rings once, and not over jobs of the old path (as the module). */
 	if (c->ring || bk_jobs_busy(b, c))
 		return -EBUSY;
-	ret = ring_sizes(b, c, a);
+	ret = shx_ring_sizes(c->engine, SHXD_DEF_MAX_SUBMIT,
+			     b->conf.max_jobs_ctx, a);
 	if (ret)
 		return ret;
 	br = calloc(1, sizeof(*br));

@@ -197,6 +197,36 @@ static void t_wakeup(void)
 	free(a.mem);
 }
 
+/* RING_SETUP's sizes, the rule both brokers use. */
+static void t_sizes(void)
+{
+	struct syshax_ring_setup_args a = { 0 };
+
+	CU_ASSERT_EQUAL(shx_ring_sizes(0, 128, 1000, &a), 0);
+	CU_ASSERT_EQUAL(a.in_entries, 128);
+	CU_ASSERT_EQUAL(a.out_entries, 1024);
+	a = (struct syshax_ring_setup_args){ 0 };
+	CU_ASSERT_EQUAL(shx_ring_sizes(1, 128, 1000, &a), 0);
+	CU_ASSERT_EQUAL(a.in_entries, SHX_RING_ENGINE_DEF);
+	CU_ASSERT_EQUAL(a.out_entries, SHX_RING_ENGINE_DEF);
+	a = (struct syshax_ring_setup_args){ .in_entries = 3 };
+	CU_ASSERT_EQUAL(shx_ring_sizes(0, 128, 1024, &a), -EINVAL);
+	a = (struct syshax_ring_setup_args){ .in_entries = 256 };
+	CU_ASSERT_EQUAL(shx_ring_sizes(0, 128, 1024, &a), -EINVAL);
+	a = (struct syshax_ring_setup_args){ .out_entries = 512 };
+	CU_ASSERT_EQUAL(shx_ring_sizes(0, 128, 1024, &a), -EINVAL);
+	a = (struct syshax_ring_setup_args){ .out_entries = 1U << 17 };
+	CU_ASSERT_EQUAL(shx_ring_sizes(0, 128, 1024, &a), -EINVAL);
+	a = (struct syshax_ring_setup_args){ .in_entries = 8192 };
+	CU_ASSERT_EQUAL(shx_ring_sizes(1, 128, 1024, &a), -EINVAL);
+	/* A max_jobs_ctx too big for any out ring: refused, not looped on. */
+	a = (struct syshax_ring_setup_args){ 0 };
+	CU_ASSERT_EQUAL(shx_ring_sizes(0, 128, 0x80000001U, &a), -EINVAL);
+	a = (struct syshax_ring_setup_args){ 0 };
+	CU_ASSERT_EQUAL(shx_ring_sizes(0, 128, SHX_RING_CTX_LIMIT, &a), 0);
+	CU_ASSERT_EQUAL(a.out_entries, SHX_RING_CTX_LIMIT);
+}
+
 /* A caller writing random words into every field of its header: every
  * call returns a count or -EPROTO, never reads or writes outside the
  * area (the sanitizer build checks), and -EPROTO sticks. */
@@ -254,6 +284,7 @@ int main(void)
 		{ "bad in_tail: -EPROTO, DEAD, sticky", t_bad_in_tail },
 		{ "out ring: room, bad out_head", t_out },
 		{ "wake-up rule", t_wakeup },
+		{ "RING_SETUP sizes", t_sizes },
 		{ "fuzzed caller words", t_fuzz },
 	};
 
