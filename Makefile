@@ -13,6 +13,7 @@
 #   make san-check    host tests under ASan and UBSan (make SAN=1 check)
 #   make check-aarch64  Arm kernels under qemu-aarch64-static
 #   make vm-check     module tests in a QEMU guest running Debian's kernel
+#   make install      (DESTDIR, PREFIX, LIBDIR...); make uninstall undoes it
 #   make test         everything CI runs
 
 PREFIX	?= /usr/local
@@ -54,7 +55,7 @@ VM_MEMORYLESS_FILES :=
 VM_FILES :=
 VM_MEMORYLESS_BINS :=
 
-.PHONY: all kmod kmod-clean check check-aarch64 vm-check test install clean
+.PHONY: all kmod kmod-clean check check-aarch64 vm-check test install uninstall clean
 all:
 
 # daemon/<part>/*.mk and tools/lib/*.mk first: daemon/daemon.mk links the
@@ -97,6 +98,15 @@ san-check:
 test: check san-check check-aarch64 sparse-check dkms-check vm-check
 
 install: $(INSTALLS)
+
+# Removes what make install puts under the same DESTDIR, PREFIX and other
+# path variables: installs into a staging folder, then deletes those paths.
+UNINSTALL_STAGE = $(abspath $(B))/uninstall-stage
+uninstall:
+	rm -rf $(UNINSTALL_STAGE)
+	$(MAKE) --no-print-directory -s install DESTDIR=$(UNINSTALL_STAGE) >/dev/null
+	scripts/uninstall $(UNINSTALL_STAGE) "$(DESTDIR)"
+	rm -rf $(UNINSTALL_STAGE)
 
 clean: kmod-clean
 	rm -rf build build-san

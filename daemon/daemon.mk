@@ -23,10 +23,13 @@ ALL	 += $(B)/syshaxd
 VM_FILES += $(B)/syshaxd
 INSTALLS += install-syshaxd
 
+# Debian 12 packages set it to /lib/systemd/system.
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+
 .PHONY: install-syshaxd
 install-syshaxd: $(B)/syshaxd
 	install -D -m 0755 $(B)/syshaxd $(DESTDIR)$(PREFIX)/sbin/syshaxd
 	install -D -m 0644 docs/man/syshaxd.8 $(DESTDIR)$(PREFIX)/share/man/man8/syshaxd.8
-	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	sed 's|/usr/local/sbin/|$(PREFIX)/sbin/|' daemon/syshaxd.service \
-		> $(DESTDIR)$(PREFIX)/lib/systemd/system/syshaxd.service
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/syshaxd.service

@@ -1,7 +1,11 @@
 # kmod/: the module's files installed besides syshax.ko itself (make kmod
-# builds it; DKMS installs it): the udev rule, the device's man page, and
-# the DKMS source tree.
+# builds it; DKMS installs it): the udev rule and the group it names (a
+# sysusers.d file), the modules-load.d file that loads it at boot, the
+# device's man page, and the DKMS source tree. Paths systemd and udev read
+# whatever PREFIX is; packages set them (UDEVDIR=/usr/lib/udev on openEuler).
 UDEVDIR	?= /lib/udev
+SYSUSERSDIR ?= /usr/lib/sysusers.d
+MODULESLOADDIR ?= /etc/modules-load.d
 KMOD_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 KMOD_SRC := Kbuild dkms.conf $(wildcard kmod/*.[ch] uapi/*.h broker/*.h)
 
@@ -10,6 +14,8 @@ INSTALLS += install-udev install-man4 install-dkms-src
 
 install-udev:
 	install -D -m 0644 kmod/60-syshax.rules $(DESTDIR)$(UDEVDIR)/rules.d/60-syshax.rules
+	install -D -m 0644 kmod/syshax.sysusers $(DESTDIR)$(SYSUSERSDIR)/syshax.conf
+	install -D -m 0644 kmod/modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/syshax.conf
 
 install-man4:
 	install -D -m 0644 docs/man/syshax.4 $(DESTDIR)$(PREFIX)/share/man/man4/syshax.4

@@ -2,6 +2,8 @@
 #   make sparse-check   sparse over every kmod/ source; any warning fails
 #   make dkms-check     dkms add/build/remove for the installed headers
 #                       (as root; SKIP without)
+#   make uninstall-check make install then make uninstall into a scratch
+#                       DESTDIR leaves nothing (part of make check)
 
 # Kernel release of KDIR's headers, e.g. 6.1.0-56-amd64.
 KVER ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
@@ -14,3 +16,12 @@ sparse-check:
 # 77 is the script's skip: say so but do not fail make test.
 dkms-check:
 	@scripts/dkms-check $(KVER) || { rc=$$?; [ $$rc -eq 77 ] || exit $$rc; }
+
+# all first: the install it runs finds everything built.
+.PHONY: uninstall-check
+uninstall-check: all
+	shellcheck scripts/uninstall scripts/uninstall-check
+	scripts/uninstall-check "$(MAKE)"
+ifneq ($(SAN),1)
+CHECKS	+= uninstall-check
+endif
