@@ -10,7 +10,8 @@ vm-parse-check:
 		1.2.3-test-amd64
 
 vm-shellcheck:
-	shellcheck tests/vm/*.sh scripts/dkms-check scripts/sparse-check
+	shellcheck tests/vm/*.sh scripts/dkms-check scripts/sparse-check \
+		scripts/apt-fetch.sh scripts/kernel-headers scripts/kmod-build
 	shellcheck -s sh tests/vm/init
 
 # The conformance suite runs on the module once per job path, each mode
