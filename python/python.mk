@@ -53,6 +53,8 @@ check-python: $(PY_STAMP) $(B)/syshaxd $(B)/syshax-run
 install-python: $(PY_RT)
 ifeq ($(NO_PYTHON),1)
 	@echo "install-python: NO_PYTHON=1: the Python package is not installed"
+else ifeq ($(SAN),1)
+	@echo "install-python: SAN=1: a sanitized extension is not installed"
 else
 	SYSHAX_BUILD=$(abspath $(B)) PIP_ROOT_USER_ACTION=ignore \
 		$(PYTHON) -m pip install -q --target $(DESTDIR)$(PYTHONDIR) \
