@@ -348,23 +348,35 @@ class Context:
         completions in the jobs' order; raises :class:`JobError` for the
         first that failed. Other jobs' completions it sees are kept for
         :meth:`wait`."""
-        todo = list(jobs)
-        while todo:
-            n = self.submit(todo)
-            todo = todo[n:]
-        want = {j.user_data for j in jobs}
+        want: set = set()
         got: Dict[int, Completion] = {}
-        with self._lock:
-            for t in list(want & self._stash.keys()):
-                got[t] = self._stash.pop(t)
-        while len(got) < len(want):
-            ns = -1 if timeout is None else int(timeout * 1e9)
+        ns = -1 if timeout is None else int(timeout * 1e9)
+
+        def reap() -> None:
             for c in (Completion(*t) for t in self._c.wait(1, 64, ns)):
                 if c.user_data in want:
                     got[c.user_data] = c
                 else:
                     with self._lock:
                         self._stash[c.user_data] = c
+
+        todo = list(jobs)
+        while todo:
+            try:
+                n = self.submit(todo)
+            except BlockingIOError:
+                # Queue full: room comes back as our queued jobs complete.
+                if len(got) == len(want):
+                    raise
+                reap()
+                continue
+            want.update(j.user_data for j in todo[:n])
+            todo = todo[n:]
+        with self._lock:
+            for t in list(want & self._stash.keys()):
+                got[t] = self._stash.pop(t)
+        while len(got) < len(want):
+            reap()
         out = [got[j.user_data] for j in jobs]
         for c in out:
             c.check()

@@ -128,6 +128,15 @@ def test_submit_wait_completions(sh):
         sh.wait(min=1, timeout=0.01)
 
 
+def test_run_more_jobs_than_the_queue_holds(sh):
+    # syshaxd queues at most max_jobs_ctx (1024) jobs of a context: run()
+    # reaps completions when SUBMIT says the queue is full, and goes on.
+    jobs = [ops.nop() for _ in range(3000)]
+    cpls = sh.run(*jobs)
+    assert [c.user_data for c in cpls] == [j.user_data for j in jobs]
+    assert len(set(c.user_data for c in cpls)) == 3000
+
+
 def test_stats(sh):
     s0 = sh.stats()
     sh.run(ops.nop(), ops.nop())
