@@ -59,7 +59,7 @@ static struct syshax_buf *syshax_buf_new(u32 kind, u64 size)
 static atomic_long_t *syshax_locked_vm(struct syshax_user *u)
 {
 #ifdef SYSHAX_HAVE_USER_LOCKED_VM
-	return &u->user->locked_vm;
+	return &u->cred->user->locked_vm;
 #else
 	return &u->locked_vm;
 #endif
@@ -190,8 +190,7 @@ static void syshax_buf_destroy(struct syshax_buf *buf)
 		if (buf->kind == SYSHAX_BUF_KIND_ALLOC)
 			__free_pages(c->page, ilog2(c->nr_pages));
 		else
-			unpin_user_page_range_dirty_lock(c->page, c->nr_pages,
-							 true);
+			syshax_unpin_range_dirty(c->page, c->nr_pages, true);
 	}
 	syshax_uncharge(buf, buf->charged_pages);
 	syshax_user_put(buf->user);

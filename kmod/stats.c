@@ -102,7 +102,7 @@ struct syshax_user *syshax_user_get_current(void)
 		return NULL;
 	refcount_set(&n->ref, 1);
 	n->uid = us->uid;
-	n->user = get_uid(us);
+	n->cred = get_current_cred();
 	atomic64_set(&n->pinned_pages, 0);
 	spin_lock(&syshax_users_lock);
 	u = syshax_user_find(us->uid);
@@ -111,7 +111,7 @@ struct syshax_user *syshax_user_get_current(void)
 	spin_unlock(&syshax_users_lock);
 	if (!u)
 		return n;
-	free_uid(n->user);
+	put_cred(n->cred);
 	kfree(n);
 	return u;
 }
@@ -136,7 +136,7 @@ void syshax_user_put(struct syshax_user *u)
 	spin_unlock(&syshax_users_lock);
 	/* Everything charged was returned before the last reference went. */
 	WARN_ON_ONCE(atomic64_read(&u->pinned_pages) || u->nr_jobs);
-	free_uid(u->user);
+	put_cred(u->cred);
 	kfree(u);
 }
 

@@ -35,7 +35,7 @@
 #define SYSHAX_MAX_HANDLE	((1U << 22) - 1)
 
 struct syshax_broker_ctx;
-struct user_struct;
+struct cred;
 
 /*
  * A user as the module accounts it, by real uid (the user_struct of
@@ -47,7 +47,12 @@ struct syshax_user {
 	struct hlist_node node;		/* in stats.c's hash, by uid */
 	refcount_t ref;
 	kuid_t uid;
-	struct user_struct *user;	/* locked_vm: RLIMIT_MEMLOCK */
+	/*
+	 * The first charging task's credentials, held for their user_struct
+	 * (cred->user, whose locked_vm is charged): put_cred() is exported
+	 * on every kernel, free_uid() only on newer ones (not Debian 6.1.0-50).
+	 */
+	const struct cred *cred;
 	atomic64_t pinned_pages;	/* of this user's buffers */
 	unsigned int nr_jobs;		/* queued or held; broker lock */
 	bool rings_full;		/* max_jobs_user reached; broker lock */
