@@ -9,6 +9,8 @@
 #
 #   make              userspace (library, daemon, tools, tests)
 #   make kmod         syshax.ko against KDIR (C=1 runs sparse)
+#   make kbuild-matrix  syshax.ko against every Debian headers package,
+#                     amd64 and arm64 (kmod/kbuild.mk; make test: a subset)
 #   make check        host tests
 #   make san-check    host tests under ASan and UBSan (make SAN=1 check)
 #   make check-aarch64  Arm kernels under qemu-aarch64-static
@@ -95,7 +97,7 @@ vm-check: kmod $(VM_BINS) $(VM_FILES) $(VM_MEMORYLESS_BINS) \
 san-check:
 	$(MAKE) SAN=1 B=$(B)-san check
 
-test: check san-check check-aarch64 sparse-check dkms-check vm-check
+test: check san-check check-aarch64 sparse-check dkms-check kbuild-check vm-check
 
 install: $(INSTALLS)
 

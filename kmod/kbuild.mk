@@ -5,3 +5,18 @@
 .PHONY: print-kmod-src
 print-kmod-src:
 	@printf '%s\n' $(KMOD_SRC)
+
+# make test: the newest kernel of each series (6.1, 6.12) per architecture
+# (amd64, arm64), ~1.5 min; make kbuild-matrix: every headers package apt
+# offers for both (77 kernels, ~30 min). Results in build/kbuild-matrix/.
+.PHONY: kbuild-check kbuild-matrix
+kbuild-check:
+	scripts/kbuild-matrix
+
+kbuild-matrix:
+	scripts/kbuild-matrix --all
+
+CHECKS += kbuild-shellcheck
+.PHONY: kbuild-shellcheck
+kbuild-shellcheck:
+	shellcheck scripts/apt-fetch.sh scripts/kbuild-matrix
