@@ -4,6 +4,9 @@
 #                       in a private DKMS tree (the system's is left alone)
 #   make uninstall-check make install then make uninstall into a scratch
 #                       DESTDIR leaves nothing (part of make check)
+#   make pkg-check      the Debian packages (debian/) and RPMs
+#                       (packaging/rpm/) build, lint clean, hold their files
+#                       (make test runs it too)
 
 # Kernel release of KDIR's headers, e.g. 6.1.0-56-amd64.
 KVER ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
@@ -24,3 +27,9 @@ uninstall-check: all
 ifneq ($(SAN),1)
 CHECKS	+= uninstall-check
 endif
+
+.PHONY: pkg-check
+pkg-check:
+	shellcheck scripts/pkg-check
+	scripts/pkg-check
+test: pkg-check
