@@ -15,6 +15,8 @@
 #   make san-check    host tests under ASan and UBSan (make SAN=1 check)
 #   make check-aarch64  Arm kernels under qemu-aarch64-static
 #   make vm-check     module tests in a QEMU guest running Debian's kernel
+#                     (vm-check-arm64, -arm64-4node, -6.12: other guests;
+#                     vm-check-all: every guest; tests/vm/vm.mk)
 #   make install      (DESTDIR, PREFIX, LIBDIR...); make uninstall undoes it
 #   make test         everything CI runs
 
@@ -37,10 +39,12 @@ B := build-san
 endif
 
 # One kernel for the module and the guest of make vm-check: VM_KVER (an ABI
-# name, default the version linux-image-amd64 names) chooses the headers
-# make kmod builds against and the kernel the guest boots. KDIR alone
-# still works for make kmod; without VM_KVER's headers: the running
-# kernel's, else the newest Debian amd64 ones.
+# name, default the version linux-image-$(VM_ARCH) names; VM_ARCH amd64 or
+# arm64) chooses the headers make kmod builds against and the kernel the
+# guest boots. KDIR alone still works for make kmod; without VM_KVER's
+# headers: the running kernel's, else the newest Debian amd64 ones.
+VM_ARCH ?= amd64
+export VM_ARCH
 ifeq ($(origin VM_KVER),undefined)
 VM_KVER := $(shell tests/vm/kernel.sh --kver 2>/dev/null)
 endif
@@ -83,21 +87,12 @@ kmod-clean:
 
 check: $(CHECKS)
 
-# Both guests run; the rule fails when either did.
-vm-check: kmod $(VM_BINS) $(VM_FILES) $(VM_MEMORYLESS_BINS) \
-		$(VM_MEMORYLESS_FILES)
-	VM_FILES="$(VM_FILES)" tests/vm/run-vm.sh $(CURDIR)/syshax.ko $(VM_BINS); \
-	rc=$$?; \
-	VM_FILES="$(VM_MEMORYLESS_FILES)" VM_NUMA=memoryless \
-		tests/vm/run-vm.sh $(CURDIR)/syshax.ko $(VM_MEMORYLESS_BINS) || rc=1; \
-	exit $$rc
-
 # The host tests again, built with ASan and UBSan in a folder of their own.
 .PHONY: san-check
 san-check:
 	$(MAKE) SAN=1 B=$(B)-san check
 
-test: check san-check check-aarch64 sparse-check dkms-check kbuild-check vm-check
+test: check san-check check-aarch64 sparse-check dkms-check kbuild-check vm-check-all
 
 install: $(INSTALLS)
 
