@@ -46,7 +46,7 @@ endif
 VM_ARCH ?= amd64
 export VM_ARCH
 ifeq ($(origin VM_KVER),undefined)
-VM_KVER := $(shell tests/vm/kernel.sh --kver 2>/dev/null)
+VM_KVER := $(shell VM_ARCH=$(VM_ARCH) tests/vm/kernel.sh --kver 2>/dev/null)
 endif
 export VM_KVER
 KDIR ?= $(firstword $(wildcard /usr/src/linux-headers-$(VM_KVER)) \
