@@ -25,6 +25,9 @@ amd64 | arm64) ;;
 esac
 
 say() { echo "kernel.sh: $*" >&2; }
+apt_who=kernel.sh
+# shellcheck source=scripts/apt-fetch.sh
+. "$(dirname "$0")/../../scripts/apt-fetch.sh"
 
 # The ABI name the meta package points at, e.g. 6.1.0-56-amd64 (on a
 # multiarch host apt names the foreign one linux-image-6.1.0-56-arm64:arm64).
@@ -47,10 +50,8 @@ if [ "$cache" = --kver ]; then
 fi
 kver=${VM_KVER:-$(image_version || true)}
 if [ -z "$kver" ]; then
-	# A fresh CI machine has no package lists yet.
-	[ "$(id -u)" -eq 0 ] || { say "linux-image-$arch unknown to apt and not root: run apt-get update"; exit 1; }
-	say "linux-image-$arch unknown to apt: running apt-get update"
-	apt-get update -q >&2
+	say "linux-image-$arch unknown to apt"
+	apt_update_once || exit 1
 	kver=$(image_version || true)
 	[ -n "$kver" ] || { say "apt knows no linux-image-$arch"; exit 1; }
 fi
@@ -61,8 +62,7 @@ fi
 # arm64: the unsigned image, a plain Image that -kernel boots as it is.
 pkg=linux-image-$kver
 [ "$arch" = amd64 ] || pkg=linux-image-$kver-unsigned:$arch
-cand=$(apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
-[ "$cand" != "(none)" ] || cand=
+cand=$(apt_candidate "$pkg")
 pver=$(dpkg-query -W -f='${Version}' "linux-headers-$kver" 2>/dev/null || true)
 [ -n "$pver" ] || pver=$cand
 [ -n "$pver" ] || { say "no candidate for $pkg"; exit 1; }
@@ -97,11 +97,8 @@ fetch() {
 }
 
 # Stale package lists point at files the mirror no longer has.
-if ! fetch "$pver" && [ "$(id -u)" -eq 0 ]; then
-	say "download failed: running apt-get update and trying again"
-	apt-get update -q >&2
-	cand=$(apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
-	[ "$cand" != "(none)" ] || cand=
+if ! fetch "$pver" && apt_update_once; then
+	cand=$(apt_candidate "$pkg")
 fi
 if ! fetch "$pver"; then
 	if [ -z "$cand" ] || [ "$cand" = "$pver" ]; then
