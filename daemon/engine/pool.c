@@ -238,6 +238,22 @@ static int pick_cpus(const struct shxd_pool_conf *conf, int *cpus,
 	return n;
 }
 
+/* The thread counts that spread evenly: np, 2np, ... up to min CPUs each. */
+static void valid_counts(unsigned int np, unsigned int min, char *s,
+			 size_t len)
+{
+	size_t at = 0;
+
+	if (min > 4) {
+		snprintf(s, len, "a multiple of %u up to %u", np, np * min);
+		return;
+	}
+	for (unsigned int k = 1; k <= min && at < len; k++)
+		at += (size_t)snprintf(s + at, len - at, "%s%u",
+				       k == 1 ? "" : k == min ? " or " : ", ",
+				       np * k);
+}
+
 /*
  * Takes per node the first `each` CPUs of the list in list order; with
  * no count given, `each` is the smallest node's CPU count.
@@ -274,11 +290,14 @@ static int assign(struct shxd_pool *p, const struct shxd_pool_conf *conf,
 	if (conf->nthreads && !(conf->affinity && *conf->affinity)) {
 		/* A count alone: spread over the nodes, as many on each. */
 		if (want % p->npools || want / p->npools > min) {
-			errf(err, errlen, "OMP_NUM_THREADS=%u: threads are "
-			     "spread evenly over the %u NUMA node(s), each "
-			     "with %u usable CPUs: use a multiple of %u, at "
-			     "most %u", want, p->npools, min, p->npools,
-			     min * p->npools);
+			char use[64];
+
+			valid_counts(p->npools, min, use, sizeof(use));
+			errf(err, errlen, "%u threads (--threads, "
+			     "OMP_NUM_THREADS) do not spread evenly over the "
+			     "%u NUMA node(s) of the allowed CPUs (the "
+			     "smallest has %u usable CPU(s), one thread each): "
+			     "use %s", want, p->npools, min, use);
 			return -EINVAL;
 		}
 		each = want / p->npools;

@@ -52,6 +52,8 @@ static void t_refused(void)
 	/* More threads than CPUs cannot be spread evenly. */
 	CU_ASSERT_EQUAL(shxd_pool_create(&conf, &p, err, sizeof(err)), -EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "OMP_NUM_THREADS"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "--threads"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, ": use "));	/* the valid counts */
 	conf = (struct shxd_pool_conf){ .affinity = "0-2:" };
 	CU_ASSERT_EQUAL(shxd_pool_create(&conf, &p, err, sizeof(err)), -EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "CUSTOM_CPU_AFFINITY"));
