@@ -1,5 +1,6 @@
-# tests/numa/: the CPU engine over two NUMA nodes (placement, one node vs
-# two). Runs in the VM guest (two nodes); on a one-node host it says SKIP.
+# tests/numa/: the CPU engine over every NUMA node (placement, one node vs
+# all). Runs in the VM guests (two nodes, four); on a one-node host it says
+# SKIP.
 NUMA_SPLIT := $(B)/tests/numa/numa_split
 
 $(B)/tests/numa/numa_split.o: CPPFLAGS_tests += -I$(CURDIR)/tools/lib

@@ -43,15 +43,16 @@ VM_FILES += $(CONF_BIN)
 # that KDIR or /usr/src holds; else scripts/kernel-headers fetches
 # VM_KVER's and scripts/kmod-build builds it in build/kmod/<VM_KVER>/.
 #
-# The four-node guest runs the suites whose subject is NUMA and that work
-# on any number of nodes: placement and the fallback order (buf_test),
-# syshaxd's CPU engine with a worker per node (engine_ops) and its broker's
-# per-node buffers (broker_ut), syshax-check's per-node lines. The others
-# test the same code as on two nodes and cost 3-10 times as much with four
-# vCPUs on two cores (jobs_stress 364 s, conformance over 180 s a mode);
-# numa_split and vm-tools.sh are written for exactly two nodes (--threads 2
-# does not divide over four). VM_4NODE_SUITES=all runs every one.
-VM_4NODE_SUITES ?= buf_test engine_ops broker_ut vm-check-tool.sh
+# The four-node guest runs the suites whose subject is NUMA (each works on
+# any number of nodes): placement and the fallback order (buf_test),
+# syshaxd's CPU engine with a worker per node (engine_ops), its weights
+# split over every node (numa_split) and its broker's per-node buffers
+# (broker_ut), syshax-check's per-node lines, the tools with a worker per
+# node (vm-tools.sh). The others test the same code as on two nodes and
+# cost 3-10 times as much with four vCPUs on two cores (jobs_stress 364 s,
+# conformance over 180 s a mode). VM_4NODE_SUITES=all runs every one.
+VM_4NODE_SUITES ?= buf_test engine_ops numa_split broker_ut vm-check-tool.sh \
+	vm-tools.sh
 VM_GUEST_BINS = $(if $(filter 4node,$(VM_NUMA)),$(if $(filter all,$(VM_4NODE_SUITES)),$(VM_BINS),\
 	$(filter $(addprefix %/,$(VM_4NODE_SUITES)),$(VM_BINS))),$(VM_BINS))
 VM_ARM64_KVER = $(shell VM_ARCH=arm64 VM_KVER= tests/vm/kernel.sh --kver)
