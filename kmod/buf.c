@@ -323,8 +323,10 @@ struct syshax_buf *syshax_buf_alloc(u64 size, int node, u32 flags)
 	buf->node = node;
 	buf->flags = flags;
 	while (done < pages) {
+		/* Never past the end: a piece rounded up to a power of two
+		 * would pin (and charge) pages beyond the buffer's size. */
 		unsigned int order = min_t(unsigned int, SYSHAX_CHUNK_ORDER,
-					   get_order((pages - done) << PAGE_SHIFT));
+					   ilog2(pages - done));
 		struct page *page;
 
 		if (fatal_signal_pending(current)) {

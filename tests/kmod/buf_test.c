@@ -176,6 +176,25 @@ static void test_alloc_tail(void)
 	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
 }
 
+/*
+ * A tail that is no power of two: 3.5 MiB is 2 + 1 + 0.5 MiB, pinned
+ * exactly, not a 2 MiB piece for the last 1.5 MiB.
+ */
+static void test_alloc_odd_tail(void)
+{
+	struct syshax_buf_alloc_args a;
+	struct syshax_buf_info_args info;
+	uint64_t before = t_pinned(g_fd);
+
+	CU_ASSERT_EQUAL_FATAL(t_alloc(g_fd, 7 * T_MIB / 2, 0, 0, &a), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before + 7 * T_MIB / 2);
+	CU_ASSERT_EQUAL_FATAL(t_info(g_fd, a.handle, &info), 0);
+	CU_ASSERT_EQUAL(info.nr_chunks, 3);
+	CU_ASSERT_EQUAL(info.node_bytes[0], 7 * T_MIB / 2);
+	CU_ASSERT_EQUAL(t_free(g_fd, a.handle), 0);
+	CU_ASSERT_EQUAL(t_pinned(g_fd), before);
+}
+
 /* Zeroed at alloc; two mappings of one buffer see the same bytes. */
 static void test_mmap_rw(void)
 {
@@ -1145,6 +1164,7 @@ int main(void)
 		{ "alloc_local", test_alloc_local },
 		{ "alloc_flags", test_alloc_flags },
 		{ "alloc_tail", test_alloc_tail },
+		{ "alloc_odd_tail", test_alloc_odd_tail },
 		{ "mmap_rw", test_mmap_rw },
 		{ "mmap_bounds", test_mmap_bounds },
 		{ "mmap_split_lifetime", test_mmap_split_lifetime },
