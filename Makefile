@@ -76,7 +76,7 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CPPFLAGS_$(firstword $(subst /, ,$*))) -MMD -MP -c -o $@ $<
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) -name '*.d' -type f 2>/dev/null)
 
 kmod:
 	@test -d "$(KDIR)" || { echo "no kernel headers (KDIR=$(KDIR)): apt-get install linux-headers-amd64" >&2; exit 1; }
