@@ -11,6 +11,18 @@ apt_candidate() {
 		sed -n 's/^ *Candidate: //p' | grep -v '^(none)$' || true
 }
 
+# Downloads packages ("name=version", "name:arch=version") into $1/deb and
+# unpacks them all into $1 (a fresh folder), then drops the .debs; fails
+# when any step does.
+apt_unpack() {
+	local dir=$1 f
+	shift
+	mkdir -p "$dir/deb" &&
+		(cd "$dir/deb" && apt-get download -q "$@" >&2) || return 1
+	for f in "$dir"/deb/*.deb; do dpkg -x "$f" "$dir" || return 1; done
+	rm -rf "$dir/deb"
+}
+
 # A fresh CI machine has no package lists, and stale ones point at files
 # the mirror no longer has: apt-get update, once per run and only as root.
 # Fails when it did not run (not root, or it already ran).

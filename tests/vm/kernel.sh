@@ -25,7 +25,7 @@ amd64 | arm64) ;;
 esac
 
 say() { echo "kernel.sh: $*" >&2; }
-apt_who=kernel.sh
+apt_who="kernel.sh"
 # shellcheck source=scripts/apt-fetch.sh
 . "$(dirname "$0")/../../scripts/apt-fetch.sh"
 
@@ -84,10 +84,7 @@ fetch() {
 	[ -e "$d/.done" ] && return 0
 	say "downloading $pkg=$1 into $d"
 	rm -rf "$d"
-	if mkdir -p "$d/deb" &&
-		(cd "$d/deb" && apt-get download -q "$pkg=$1" >&2) &&
-		dpkg -x "$d"/deb/*.deb "$d" &&
-		rm -rf "$d/deb" &&
+	if apt_unpack "$d" "$pkg=$1" &&
 		depmod -b "$d" "$kver"; then
 		touch "$d/.done"
 	else

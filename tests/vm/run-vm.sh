@@ -108,15 +108,15 @@ magic=$(modinfo -F vermagic "$ko" | awk '{ print $1 }')
 # the arm64 loader under qemu-user (libc6:arm64 puts both where the guest
 # expects them); both first on its PATH.
 if [ "$arch" = arm64 ]; then
+	apt_who="run-vm.sh"
+	# shellcheck source=scripts/apt-fetch.sh
+	. "$top/scripts/apt-fetch.sh"
 	bb=$vm/busybox-arm64
 	if [ ! -x "$bb/bin/busybox" ]; then
-		mkdir -p "$run/bb"
-		if ! (cd "$run/bb" && apt-get download -q busybox-static:arm64 >&2) ||
-			! dpkg -x "$run"/bb/*.deb "$run/bb/x"; then
+		apt_unpack "$run/bb" busybox-static:arm64 ||
 			die "cannot fetch busybox-static:arm64"
-		fi
 		rm -rf "$bb"
-		mv -T "$run/bb/x" "$bb" 2>/dev/null || [ -x "$bb/bin/busybox" ] || die "no $bb/bin/busybox"
+		mv -T "$run/bb" "$bb" 2>/dev/null || [ -x "$bb/bin/busybox" ] || die "no $bb/bin/busybox"
 	fi
 	mkdir "$run/bin"
 	ln -s "$bb/bin/busybox" "$run/bin/busybox"
