@@ -358,6 +358,7 @@ typedef struct {
 	PyObject_HEAD
 	struct syshax *sh;	/* NULL once closed */
 	BufferObject *bufs;	/* live buffers (borrowed: each holds us) */
+	int busy;		/* submits and waits running without the GIL */
 } ContextObject;
 
 struct BufferObject {
@@ -653,9 +654,15 @@ static void ctx_dealloc(ContextObject *c)
 	Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
+/* Another thread may be in submit or wait without the GIL: closing would
+ * free the struct syshax under it. (Deallocation cannot race them: each
+ * call holds a reference.) */
 static PyObject *ctx_close(ContextObject *c, PyObject *unused)
 {
 	(void)unused;
+	if (c->busy)
+		return raise_err(-EBUSY, "close", "another thread is in "
+				 "submit or wait on this context");
 	ctx_do_close(c);
 	Py_RETURN_NONE;
 }
@@ -769,9 +776,11 @@ static PyObject *ctx_submit(ContextObject *c, PyObject *args)
 			return NULL;
 		}
 	Py_DECREF(seq);
+	c->busy++;
 	Py_BEGIN_ALLOW_THREADS
 	ret = syshax_submit(c->sh, jobs, (unsigned int)n);
 	Py_END_ALLOW_THREADS
+	c->busy--;
 	PyMem_Free(jobs);
 	if (ret < 0)
 		return raise_err(ret, "syshax_submit", NULL);
@@ -798,9 +807,11 @@ static PyObject *ctx_wait(ContextObject *c, PyObject *args, PyObject *kw)
 	cpls = PyMem_Calloc(max, sizeof(*cpls));
 	if (!cpls)
 		return PyErr_NoMemory();
+	c->busy++;
 	Py_BEGIN_ALLOW_THREADS
 	ret = syshax_wait(c->sh, cpls, min, max, timeout);
 	Py_END_ALLOW_THREADS
+	c->busy--;
 	if (ret < 0) {
 		PyMem_Free(cpls);
 		return raise_err(ret, "syshax_wait", NULL);

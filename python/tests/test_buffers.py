@@ -2,6 +2,8 @@
 """Buffers: zero-copy views, export/import, lifetimes, errors, stats."""
 import errno
 import os
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -126,6 +128,33 @@ def test_submit_wait_completions(sh):
     assert all(isinstance(c, syshax.Completion) and c.ok for c in got)
     with pytest.raises(TimeoutError):
         sh.wait(min=1, timeout=0.01)
+
+
+def test_close_while_another_thread_waits(sh):
+    # close() would free the context under a wait running without the
+    # GIL: it refuses with EBUSY until the wait has returned.
+    started = threading.Event()
+    out = []
+
+    def waiter():
+        started.set()
+        try:
+            sh.wait(min=1, timeout=1.0)
+        except TimeoutError as e:
+            out.append(e)
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    started.wait()
+    time.sleep(0.2)
+    with pytest.raises(OSError) as e:
+        sh.close()
+    assert e.value.errno == errno.EBUSY
+    assert not sh.closed
+    t.join()
+    assert len(out) == 1
+    sh.close()
+    assert sh.closed
 
 
 def test_run_more_jobs_than_the_queue_holds(sh):
