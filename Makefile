@@ -64,10 +64,10 @@ VM_MEMORYLESS_BINS :=
 .PHONY: all kmod kmod-clean check check-aarch64 vm-check test install uninstall clean
 all:
 
-# daemon/<part>/*.mk and tools/lib/*.mk first: daemon/daemon.mk links the
-# former's objects, tests and tools the latter's library.
-include $(sort $(wildcard daemon/*/*.mk tools/lib/*.mk))
-include $(sort $(filter-out tools/lib/%,\
+# daemon/<part>/*.mk, tools/lib/*.mk and text/*.mk first: daemon/daemon.mk
+# links the first's objects, tests and tools the others' libraries.
+include $(sort $(wildcard daemon/*/*.mk tools/lib/*.mk text/*.mk))
+include $(sort $(filter-out tools/lib/% text/%,\
 	$(wildcard */*.mk tests/*/*.mk tools/*/*.mk)))
 
 all: $(ALL)
