@@ -3,10 +3,11 @@
  * The sampler (sample.h). Candidates are (id, logit) pairs after the
  * penalties; a full row gives either the top max(top_k, n_logprobs) of one
  * pass (a min-heap whose root is the threshold, so nearly every logit costs
- * one compare) or, without top-k, every token. Top-p and the draw both look
- * for the shortest prefix of the candidates, highest first, that reaches a
- * mass: only the head of the candidates that can hold that prefix is
- * sorted (grown by a logit threshold until it does).
+ * one compare, and a block of 16 below it one vector test) or, without
+ * top-k, every token. Top-p looks for the shortest prefix of the
+ * candidates, highest first, that reaches a mass: only the head that can
+ * hold it is sorted (grown by a logit threshold until it does). The draw
+ * walks the kept tokens in id order, which needs no sorting.
  *
  * The penalties touch only the tokens of the window: their counts are kept
  * in an array sorted by id, which also splits a full row into runs of
@@ -364,6 +365,16 @@ struct pass_top {
 	bool bad;
 };
 
+/* Whether one of 16 logits is above thr: branch-free, so it vectorizes. */
+static bool any_above(const float *x, float thr)
+{
+	int m = 0;
+
+	for (int j = 0; j < 16; j++)
+		m |= x[j] > thr;
+	return m;
+}
+
 static void top_run(struct row_pass *r, const float *row, int32_t lo,
 		    int32_t hi)
 {
@@ -371,6 +382,11 @@ static void top_run(struct row_pass *r, const float *row, int32_t lo,
 	float thr = t->n == t->k ? t->h[0].l : -INFINITY;
 
 	for (int32_t i = lo; i < hi; i++) {
+		/* whole blocks below the heap's worst cost one test */
+		if (!((i - lo) & 15) && hi - i >= 16 && !any_above(row + i, thr)) {
+			i += 15;
+			continue;
+		}
 		if (!(row[i] > thr))
 			continue;
 		heap_offer(t->h, &t->n, t->k, (struct cand){ i, row[i] });
@@ -473,13 +489,13 @@ static double weight(const struct cands *cs, size_t i, float inv_t)
 }
 
 /*
- * The number of candidates, highest first, whose weights
- * exp((l - max) / t) reach target (all of them if none do). The sorted
+ * The number of candidates, highest first, whose weights exp(l - max)
+ * reach target (all of them if none do). The sorted
  * head grows by a logit threshold: every candidate left outside is lighter
  * than each one in it, so the walk over the head is the walk over the
  * sorted whole.
  */
-static size_t cands_reach(struct cands *cs, float inv_t, double target)
+static size_t cands_reach(struct cands *cs, double target)
 {
 	double cum = 0;
 	size_t i = 0;
@@ -487,14 +503,14 @@ static size_t cands_reach(struct cands *cs, float inv_t, double target)
 
 	for (;;) {
 		for (; i < cs->sorted; i++) {
-			cum += weight(cs, i, inv_t);
+			cum += weight(cs, i, 1);
 			if (cum >= target)
 				return i + 1;
 		}
 		if (cs->sorted == cs->n)
 			return cs->n;
-		/* the next head: logits within span / inv_t of the max */
-		float thr = span > 1e4f ? -INFINITY : cs->max - span / inv_t;
+		/* the next head: logits within span of the max */
+		float thr = span > 1e4f ? -INFINITY : cs->max - span;
 		size_t h = cs->sorted;
 
 		for (size_t k = h; k < cs->n; k++) {
@@ -548,6 +564,40 @@ _Static_assert(sizeof(struct cand) == sizeof(struct shx_logprob) &&
 	      offsetof(struct cand, l) == offsetof(struct shx_logprob, logprob),
 	      "top_logprobs copies candidates as logprobs");
 
+static int cmp_id(const void *x, const void *y)
+{
+	const struct cand *a = x, *b = y;
+
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/*
+ * The index of the token drawn with u in (0, 1]: the kept candidates in
+ * id order, so a row and its pairs draw alike, and every token keeps its
+ * order without sorting when nothing sorted them.
+ */
+static size_t draw(struct cands *cs, float inv_t, double u)
+{
+	double target, cum = 0;
+
+	if (cs->sorted)
+		qsort(cs->c, cs->n, sizeof(*cs->c), cmp_id);
+	cs->sorted = 0;
+	target = u * cands_sum(cs, inv_t);
+	for (size_t i = 0; i < cs->n; i++) {
+		double w = weight(cs, i, inv_t);
+
+		cum += w;
+		if (cum >= target && w > 0)
+			return i;
+	}
+	/* rounding left the target above the sum: the last with weight */
+	for (size_t i = cs->n; i-- > 0;)
+		if (weight(cs, i, inv_t) > 0)
+			return i;
+	return 0;
+}
+
 /* A temperature so small that 1 / t is not finite is greedy too. */
 static bool greedy(const struct shx_sample_params *p)
 {
@@ -570,7 +620,7 @@ static void cands_trunc(const struct shx_sample_params *p, struct cands *cs)
 	if (p->min_p > 0)
 		cands_cut(cs, cs->max + logf(p->min_p));
 	if (p->top_p < 1)
-		cs->n = cs->sorted = cands_reach(cs, 1, topp);
+		cs->n = cs->sorted = cands_reach(cs, topp);
 }
 
 /*
@@ -598,7 +648,7 @@ static int pick(struct shx_sampler *s, struct cands *cs, double lse,
 		double u = (double)((xoshiro256ss(s->rng) >> 11) + 1) * 0x1p-53;
 
 		cands_trunc(p, cs);
-		best = cands_reach(cs, inv_t, u * cands_sum(cs, inv_t)) - 1;
+		best = draw(cs, inv_t, u);
 	}
 	out->id = cs->c[best].id;
 	if (!isnan(lse))

@@ -635,8 +635,11 @@ static void test_speed(void)
 	a = t_speed(&p, l, N);
 	printf("\n  ns/token, %d logits: greedy %.0f, top-k 40 + top-p 0.95 + temperature %.0f (with 5 logprobs %.0f), OpenAI defaults (every token) %.0f ",
 	       N, g, k, lp, a);
-	/* small against a decode step: well under a millisecond */
-	CU_ASSERT(g < 1e6 && k < 1e6);
+	/* small against a decode step (tens of ms): under 2 ms even on a
+	 * loaded machine; sanitizer builds are too slow to tell */
+#ifndef __SANITIZE_ADDRESS__
+	CU_ASSERT(g < 2e6 && k < 2e6);
+#endif
 	free(l);
 }
 
