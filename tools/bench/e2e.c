@@ -603,9 +603,9 @@ static void print_json_model(const struct e2e_model *m, unsigned int nrows,
 static void print_json(const struct e2e_conf *c, const struct e2e_model *ms,
 		       unsigned int n, double gbps, const char *peer)
 {
-	printf("{\"command\": \"e2e\", \"threads\": %u, \"cpus\": %d, "
-	       "\"steps\": %u, \"prompt\": %u, ", c->threads, bench_ncpus(),
-	       c->steps, c->prompt);
+	printf("{\"command\": \"e2e\", \"cpu\": \"%s\", \"threads\": %u, "
+	       "\"cpus\": %d, \"steps\": %u, \"prompt\": %u, ", bench_cpu(),
+	       c->threads, bench_ncpus(), c->steps, c->prompt);
 	jnum("read_gbps", gbps, ", ");
 	if (peer)
 		printf("\"llama\": \"%s\", ", peer);
@@ -661,8 +661,8 @@ static void print_table(const struct e2e_conf *c, const struct e2e_model *ms,
 
 	getloadavg(load, 1);
 	printf("syshax-bench e2e: %d CPUs, %u threads both sides, load %.2f, "
-	       "read %.1f GB/s (sustained)\n", bench_ncpus(), c->threads,
-	       load[0], gbps);
+	       "read %.1f GB/s (sustained)\ncpu: %s\n", bench_ncpus(),
+	       c->threads, load[0], gbps, bench_cpu());
 	printf("ours:      syshaxd jobs, weights in the daemon's anonymous "
 	       "memory, f16 KV\n");
 	printf("llama.cpp: %s\n", peer ? peer :
