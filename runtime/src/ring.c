@@ -246,18 +246,14 @@ int shrt_ring_submit(struct syshax *sh, const struct syshax_job *jobs,
 }
 
 /* The jobs an engine holds, by token + 1 (ENGINE_COMPLETE's -ENOENT is
- * known here: the broker is not asked). */
-static int tokens_add(struct shrt_ring *r, const struct syshax_engine_job *j,
-		      unsigned int n)
+ * known here: the broker is not asked). Room was reserved (tok_lock). */
+static void tokens_add(struct shrt_ring *r, const struct syshax_engine_job *j,
+		       unsigned int n)
 {
 	unsigned int i;
-	int ret = 0;
 
-	pthread_mutex_lock(&r->tok_lock);
-	for (i = 0; i < n && !ret; i++)
-		ret = shrt_hmap_put(&r->tokens, j[i].token + 1, r);
-	pthread_mutex_unlock(&r->tok_lock);
-	return ret;
+	for (i = 0; i < n; i++)
+		shrt_hmap_put(&r->tokens, j[i].token + 1, r);
 }
 
 /* 0 when the completion may go (its token then leaves the set), else the
@@ -448,7 +444,7 @@ int shrt_ring_fetch(struct syshax *sh, struct syshax_engine_fetch_args *f)
 	struct syshax_engine_job *jobs = (void *)(uintptr_t)f->jobs;
 	struct shrt_ring *r = sh->ring;
 	int64_t end = shrt_deadline_ns(f->timeout_ns);
-	unsigned int max, n;
+	unsigned int max, room, n;
 	int ret;
 
 	if (f->flags || !f->max)
@@ -458,11 +454,18 @@ int shrt_ring_fetch(struct syshax *sh, struct syshax_engine_fetch_args *f)
 	if (!max)
 		return -EFAULT;
 	for (;;) {
-		n = out_take(r, jobs, max);
-		if (n) {
-			ret = tokens_add(r, jobs, n);
-			return ret ? ret : (int)n;
-		}
+		/* Room for the tokens first: a job taken from the ring is
+		 * held by this engine, so none may be taken that it could not
+		 * complete. Without memory the jobs stay in the ring. */
+		pthread_mutex_lock(&r->tok_lock);
+		room = shrt_hmap_reserve(&r->tokens, max);
+		n = room ? out_take(r, jobs, room) : 0;
+		tokens_add(r, jobs, n);
+		pthread_mutex_unlock(&r->tok_lock);
+		if (n)
+			return (int)n;
+		if (!room)
+			return -ENOMEM;
 		if (!f->timeout_ns)
 			return ring_dead(r) ? -EPROTO : -ETIMEDOUT;
 		ret = out_wait(sh, r, end);
