@@ -268,6 +268,16 @@ int bk_ring_give(struct shxd_broker *b, struct bk_conn *c)
 	return n;
 }
 
+/* An engine that is gone: the jobs still in its out ring, which it never
+ * took, go back to the head of the queue, newest first (so in order). */
+void bk_ring_requeue(struct shxd_broker *b, struct bk_conn *c)
+{
+	struct syshax_engine_job ej;
+
+	while (shx_ring_out_unput(&c->ring->r, &ej))
+		bk_unhold(b, c, ej.token);
+}
+
 /* Takes every ring's new entries; returns how many. */
 int bk_rings_run(struct shxd_broker *b)
 {

@@ -147,16 +147,25 @@ static int ring_dead(const struct shrt_ring *r)
 	return READ(&r->hdr->broker_flags.v) & SYSHAX_RING_DEAD ? -EPROTO : 0;
 }
 
-/* After in_tail moved: kick a broker that asked for it. */
+/*
+ * After in_tail moved: kicks a broker that asked for it, else makes sure
+ * one is there to take the entries. -EPROTO (dead rings) or -EPIPE (no
+ * broker) when they will never be taken; a kick's other errors leave them
+ * for the broker's next look (0).
+ */
 static int publish_in(struct syshax *sh, struct shrt_ring *r)
 {
+	int ret;
+
 	STORE_REL(&r->hdr->in_tail.v, r->in_tail);
 	MB();
 	if (ring_dead(r))
 		return -EPROTO;
 	if (READ(&r->hdr->broker_flags.v) & SYSHAX_RING_NEED_WAKEUP)
-		return sh->be->ring_kick(sh);
-	return 0;
+		ret = sh->be->ring_kick(sh);
+	else
+		ret = sh->be->ring_peer ? sh->be->ring_peer(sh) : 0;
+	return ret == -EPIPE || ret == -EPROTO ? ret : 0;
 }
 
 /* Free in slots, as the broker's in_head says. */
@@ -209,7 +218,7 @@ int shrt_ring_submit(struct syshax *sh, const struct syshax_job *jobs,
 	struct shrt_ring *r = sh->ring;
 	uint32_t room, busy;
 	unsigned int n;
-	int ret = 0;
+	int ret = 0, lost;
 
 	pthread_mutex_lock(&r->in_lock);
 	ret = ring_dead(r);
@@ -239,7 +248,12 @@ int shrt_ring_submit(struct syshax *sh, const struct syshax_job *jobs,
 	}
 	if (n) {
 		r->submitted += n;
-		publish_in(sh, r);
+		lost = publish_in(sh, r);
+		/* Jobs no broker will take were not submitted. */
+		if (lost) {
+			ret = lost;
+			n = 0;
+		}
 	}
 	pthread_mutex_unlock(&r->in_lock);
 	return n ? (int)n : ret;
@@ -271,14 +285,15 @@ static int token_take(struct shrt_ring *r, const struct syshax_engine_cpl *c)
 	return ret;
 }
 
-/* Engine completions: never lost, so a full ring waits for the broker.
- * Stops at the first one the broker would refuse. */
+/* Engine completions: never dropped, so a full ring waits for the broker.
+ * Stops at the first one the broker would refuse; -EPIPE (or -EPROTO) when
+ * the broker will never take them. */
 int shrt_ring_complete(struct syshax *sh, const struct syshax_engine_cpl *cpls,
 		       unsigned int nr)
 {
 	struct shrt_ring *r = sh->ring;
 	unsigned int n = 0;
-	int ret = 0;
+	int ret = 0, lost = 0;
 
 	pthread_mutex_lock(&r->in_lock);
 	while (n < nr && !(ret = ring_dead(r))) {
@@ -295,12 +310,14 @@ int shrt_ring_complete(struct syshax *sh, const struct syshax_engine_cpl *cpls,
 			in_put(r, &cpls[n++]);
 			put++;
 		}
-		if (put && publish_in(sh, r) && !ret)
-			ret = -EPROTO;
-		if (ret)
+		if (put)
+			lost = publish_in(sh, r);
+		if (lost || ret)
 			break;
 	}
 	pthread_mutex_unlock(&r->in_lock);
+	if (lost || ret == -EPIPE)
+		return lost ? lost : ret;
 	return n ? (int)n : ret;
 }
 

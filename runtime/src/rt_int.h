@@ -48,6 +48,9 @@ struct shrt_backend {
 	/* Clears the fd's wake-ups before the out ring is looked at (NULL:
 	 * the fd's readiness is the ring's own). */
 	void (*ring_drain)(struct syshax *sh);
+	/* -EPIPE once the broker is gone and can never take the in ring,
+	 * else 0 (NULL: the broker lives as long as the context). */
+	int (*ring_peer)(struct syshax *sh);
 	/* A handle's size and allowed access, for the checks before a job
 	 * enters the ring: 0 or -EBADF. */
 	int (*ref_info)(struct syshax *sh, __u64 handle, __u64 *size,

@@ -314,6 +314,53 @@ static void t_setup_errors(void)
 	syshax_close(sh);
 }
 
+/*
+ * A broker that is gone (syshaxd killed: its sockets close, the rings
+ * stay mapped here) takes nothing more from the rings: an engine's
+ * completions of the 4 jobs it holds and a client's submit are -EPIPE,
+ * not a count of entries nobody will read.
+ */
+static void t_broker_gone(void)
+{
+	struct shxd_broker_conf c = {
+		.max_pinned_bytes = 64ULL << 20,
+		.engine_gid = (gid_t)-1,
+	};
+	struct syshax_engine_job ej[4];
+	struct syshax_engine_cpl cpl[4];
+	struct syshax_job jobs[4];
+	struct t_broker tb;
+	struct syshax *cl, *en;
+	int i, got = 0, n;
+
+	CU_ASSERT_EQUAL_FATAL(t_broker_start(&tb, &c,
+					     "/tmp/broker_gone.XXXXXX",
+					     "b.sock"), 0);
+	cl = t_broker_open(&tb);
+	en = t_broker_open(&tb);
+	CU_ASSERT_FATAL(cl && en);
+	CU_ASSERT_EQUAL_FATAL(syshax_engine_attach(en, -1), 0);
+	for (i = 0; i < 4; i++)
+		syshax_job_init(&jobs[i], SYSHAX_OP_NOP, 40 + i);
+	CU_ASSERT_EQUAL_FATAL(syshax_submit(cl, jobs, 4), 4);
+	while (got < 4) {
+		n = syshax_engine_fetch(en, ej + got, 4 - got, 2 * T_SEC);
+		CU_ASSERT_FATAL(n > 0);
+		got += n;
+	}
+	CU_ASSERT_PTR_NOT_NULL(t_hdr(en));
+	CU_ASSERT_PTR_NOT_NULL(t_hdr(cl));
+	t_broker_stop(&tb);
+
+	memset(cpl, 0, sizeof(cpl));
+	for (i = 0; i < 4; i++)
+		cpl[i].token = ej[i].token;
+	CU_ASSERT_EQUAL(syshax_engine_complete(en, cpl, 4), -EPIPE);
+	CU_ASSERT_EQUAL(syshax_submit(cl, jobs, 1), -EPIPE);
+	syshax_close(cl);
+	syshax_close(en);
+}
+
 /* Nothing of all that is left in the broker. */
 static void t_nothing_left(void)
 {
@@ -350,6 +397,8 @@ int main(void)
 		{ "RING_SETUP: sizes, twice, over old-path jobs",
 		  t_setup_errors },
 		{ "nothing left behind", t_nothing_left },
+		{ "broker gone: engine completions, submits -EPIPE",
+		  t_broker_gone },
 	};
 
 	return T_RUN_SUITE("broker rings", t_setup, t_teardown, tests);
