@@ -48,6 +48,8 @@
 #define SYSHAX_FEAT_JOBS	(1U << 3)	/* SUBMIT / WAIT / ENGINE_* */
 #define SYSHAX_FEAT_RINGS	(1U << 4)	/* RING_SETUP (UAPI 2) */
 #define SYSHAX_FEAT_CTX_STATS	(1U << 5)	/* CTX_STATS (UAPI 2) */
+#define SYSHAX_FEAT_MAP_NOTES	(1U << 6)	/* engine rings carry notes
+						 * (UAPI 2, additive) */
 
 struct syshax_version_args {
 	__u32 uapi_version;	/* out: SYSHAX_UAPI_VERSION */
@@ -285,6 +287,18 @@ struct syshax_engine_complete_args {
  * out_tail once more) and polls its fd; the broker makes the fd readable
  * after publishing out_tail when the bit is set.
  */
+/*
+ * Notes (SYSHAX_FEAT_MAP_NOTES): an engine's out ring also carries entries
+ * with token SYSHAX_NOTE_TOKEN (never a job's); job.op says what:
+ * SYSHAX_NOTE_BUF_GONE: the buffer job.refs[0].buf, which this engine
+ * mapped with ENGINE_MAP, is freed (no handle, job or export holds it) and
+ * no later job names its id, so an engine that keeps its mappings across
+ * jobs unmaps it now. libsyshax-rt consumes notes: its fetch returns jobs
+ * only, and syshax_engine_unmap() keeps a mapping until its note.
+ */
+#define SYSHAX_NOTE_TOKEN	0
+#define SYSHAX_NOTE_BUF_GONE	1
+
 #define SYSHAX_RING_NEED_WAKEUP	(1U << 0)	/* broker_flags */
 #define SYSHAX_RING_DEAD	(1U << 1)	/* broker_flags: -EPROTO, gone */
 #define SYSHAX_RING_FULL	(1U << 2)	/* broker_flags: the global or

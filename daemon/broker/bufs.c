@@ -57,6 +57,7 @@ void bk_buf_put(struct shxd_broker *b, struct shxd_membuf *mb)
 	mb->user->pinned -= mb->size;
 	mb->user->nr_bufs--;
 	bk_user_idle(b, mb->user);
+	bk_rings_buf_gone(b, mb);
 	shxd_membuf_destroy(mb);
 }
 
@@ -392,6 +393,8 @@ int bk_buf_map(struct shxd_broker *b, struct bk_conn *c,
 	int ret;
 
 	ret = bk_map_check(b, c, m->id, &mb);
+	if (!ret)
+		ret = bk_ring_mapped(c, mb);
 	if (ret)
 		return ret;
 	m->mmap_offset = 0;

@@ -118,6 +118,7 @@ int shrt_ring_get(struct syshax *sh)
 	pthread_mutex_init(&r->in_lock, NULL);
 	pthread_mutex_init(&r->out_lock, NULL);
 	pthread_mutex_init(&r->tok_lock, NULL);
+	shrt_maps_init(&r->maps);
 	/* A process that polls syshax_fd() wants every wake-up. */
 	if (sticky(sh))
 		WRITE(&r->hdr->user_flags.v, SYSHAX_RING_WAITING);
@@ -137,6 +138,7 @@ void shrt_ring_close(struct syshax *sh)
 		pthread_mutex_destroy(&r->out_lock);
 		pthread_mutex_destroy(&r->tok_lock);
 		shrt_hmap_free(&r->tokens);
+		shrt_maps_free(&r->maps);
 		free(r);
 	}
 	pthread_mutex_destroy(&sh->ring_lock);
@@ -461,7 +463,7 @@ int shrt_ring_fetch(struct syshax *sh, struct syshax_engine_fetch_args *f)
 	struct syshax_engine_job *jobs = (void *)(uintptr_t)f->jobs;
 	struct shrt_ring *r = sh->ring;
 	int64_t end = shrt_deadline_ns(f->timeout_ns);
-	unsigned int max, room, n;
+	unsigned int max, room, taken, n;
 	int ret;
 
 	if (f->flags || !f->max)
@@ -476,13 +478,16 @@ int shrt_ring_fetch(struct syshax *sh, struct syshax_engine_fetch_args *f)
 		 * complete. Without memory the jobs stay in the ring. */
 		pthread_mutex_lock(&r->tok_lock);
 		room = shrt_hmap_reserve(&r->tokens, max);
-		n = room ? out_take(r, jobs, room) : 0;
+		taken = room ? out_take(r, jobs, room) : 0;
+		n = shrt_maps_notes(r, jobs, taken);
 		tokens_add(r, jobs, n);
 		pthread_mutex_unlock(&r->tok_lock);
 		if (n)
 			return (int)n;
 		if (!room)
 			return -ENOMEM;
+		if (taken)
+			continue;	/* notes only: look again */
 		if (!f->timeout_ns)
 			return ring_dead(r) ? -EPROTO : -ETIMEDOUT;
 		ret = out_wait(sh, r, end);

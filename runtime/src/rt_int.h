@@ -57,6 +57,12 @@ struct shrt_backend {
 			__u32 *access);
 };
 
+/* An engine's mappings kept across jobs (maps.c), by id and by address. */
+struct shrt_maps {
+	pthread_mutex_t lock;
+	struct shrt_hmap by_id, by_addr;	/* -> struct shrt_map */
+};
+
 /* The caller's view of its rings (ring.c). */
 struct shrt_ring {
 	struct syshax_ring_hdr *hdr;	/* the mapped area */
@@ -71,6 +77,7 @@ struct shrt_ring {
 	uint32_t reaped;		/* atomic: completions taken */
 	pthread_mutex_t tok_lock;	/* tokens */
 	struct shrt_hmap tokens;	/* an engine's held jobs: token + 1 */
+	struct shrt_maps maps;		/* an engine's, with MAP_NOTES */
 };
 
 /* What the daemon backend keeps of each handle: the memfd (or -1) and the
@@ -119,6 +126,16 @@ int shrt_ring_wait(struct syshax *sh, struct syshax_wait_args *w);
 int shrt_ring_fetch(struct syshax *sh, struct syshax_engine_fetch_args *f);
 int shrt_ring_complete(struct syshax *sh, const struct syshax_engine_cpl *cpls,
 		       unsigned int nr);
+
+/* maps.c: syshax_engine_map()/unmap() through the kept mappings; notes
+ * taken out of fetched entries (returns the jobs left, in order). */
+int shrt_maps_get(struct syshax *sh, uint64_t id, void **addr,
+		  uint64_t *size);
+int shrt_maps_put(struct syshax *sh, void *addr, uint64_t size);
+unsigned int shrt_maps_notes(struct shrt_ring *r, struct syshax_engine_job *jobs,
+			     unsigned int n);
+void shrt_maps_init(struct shrt_maps *ms);
+void shrt_maps_free(struct shrt_maps *ms);
 
 /* How many bytes from p on the caller's memory takes, up to len (daemon.c). */
 size_t shrt_writable_len(void *p, size_t len);
