@@ -288,8 +288,9 @@ struct syshax_engine_complete_args {
  * after publishing out_tail when the bit is set.
  */
 /*
- * Notes (SYSHAX_FEAT_MAP_NOTES): an engine's out ring also carries entries
- * with token SYSHAX_NOTE_TOKEN (never a job's); job.op says what:
+ * Notes (SYSHAX_FEAT_MAP_NOTES): the out ring of an engine that set up its
+ * rings with SYSHAX_RING_NOTES also carries entries with token
+ * SYSHAX_NOTE_TOKEN (never a job's); job.op says what:
  * SYSHAX_NOTE_BUF_GONE: the buffer job.refs[0].buf, which this engine
  * mapped with ENGINE_MAP, is freed (no handle, job or export holds it) and
  * no later job names its id, so an engine that keeps its mappings across
@@ -345,11 +346,15 @@ struct syshax_ring_hdr {
 struct syshax_ring_setup_args {
 	__u32 in_entries;	/* in/out */
 	__u32 out_entries;	/* in/out */
-	__u32 flags;		/* in: zero */
+	__u32 flags;		/* in: SYSHAX_RING_NOTES or zero */
 	__u32 max_jobs;		/* out: a client's max_jobs_ctx (in: 0) */
 	__u64 size;		/* out: bytes of the area */
 	__u64 mmap_offset;	/* out */
 };
+
+/* RING_SETUP flag, an engine's only, where VERSION has
+ * SYSHAX_FEAT_MAP_NOTES: its out ring carries notes (above). */
+#define SYSHAX_RING_NOTES	(1U << 0)
 
 /* SUBMIT flag: jobs and nr are ignored; take what the in ring holds. */
 #define SYSHAX_SUBMIT_RING	(1U << 0)

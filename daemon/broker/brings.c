@@ -33,6 +33,7 @@ struct bk_ring {
 	void *area;
 	size_t size;
 	struct bk_conn *conn;
+	int notes;			/* an engine's, SYSHAX_RING_NOTES */
 	/* Out entries put and not yet published (b->dirty). */
 	struct bk_ring *dnext;
 	int dirty;
@@ -55,7 +56,8 @@ int bk_ring_setup(struct shxd_broker *b, struct bk_conn *c,
 	struct bk_ring *br;
 	int ret, mfd;
 
-	if (a->flags || a->max_jobs)
+	if ((a->flags & ~SYSHAX_RING_NOTES) || (a->flags && !c->engine) ||
+	    a->max_jobs)
 		return -EINVAL;
 	/* Rings once, and not over jobs of the old path (as the module). */
 	if (c->ring || bk_jobs_busy(b, c))
@@ -83,6 +85,7 @@ int bk_ring_setup(struct shxd_broker *b, struct bk_conn *c,
 	shx_ring_init(&br->r, br->area, a->in_entries, in_size,
 		      a->out_entries, out_size);
 	br->conn = c;
+	br->notes = !!(a->flags & SYSHAX_RING_NOTES);
 	if (!c->engine && (b->rings_full || user_full(b, c->user)))
 		br->r.hdr->broker_flags.v = SYSHAX_RING_FULL;
 	c->ring = br;
@@ -287,7 +290,7 @@ static char gone_mark;
 
 int bk_ring_mapped(struct bk_conn *c, struct shxd_membuf *mb)
 {
-	if (!c->ring || shrt_hmap_get(&c->mapped, mb->id))
+	if (!c->ring || !c->ring->notes || shrt_hmap_get(&c->mapped, mb->id))
 		return 0;
 	return shrt_hmap_put(&c->mapped, mb->id, mb);
 }

@@ -2,7 +2,9 @@
 /*
  * An engine's buffer mappings kept across jobs. Where the broker sends
  * SYSHAX_NOTE_BUF_GONE notes through the engine's rings
- * (SYSHAX_FEAT_MAP_NOTES: syshaxd), syshax_engine_map() maps a buffer once
+ * (SYSHAX_FEAT_MAP_NOTES: syshaxd; asked for with SYSHAX_RING_NOTES at
+ * RING_SETUP, so an engine that does not know notes never gets one),
+ * syshax_engine_map() maps a buffer once
  * and syshax_engine_unmap() keeps it; the note, which comes only once no
  * job names the buffer and its id can never be named again, unmaps it.
  * So a live buffer is mapped once and a freed one is never touched. Other
@@ -24,8 +26,7 @@ static struct shrt_maps *maps_of(struct syshax *sh)
 {
 	struct shrt_ring *r = __atomic_load_n(&sh->ring, __ATOMIC_ACQUIRE);
 
-	return r && sh->engine && (sh->ver.features & SYSHAX_FEAT_MAP_NOTES) ?
-	       &r->maps : NULL;
+	return r && r->notes ? &r->maps : NULL;
 }
 
 int shrt_maps_get(struct syshax *sh, uint64_t id, void **addr,

@@ -101,6 +101,10 @@ int shrt_ring_get(struct syshax *sh)
 		ret = -ENOMEM;
 		goto out;
 	}
+	/* An engine keeps its mappings where the broker says when they go. */
+	if (sh->engine && (sh->ver.features & SYSHAX_FEAT_MAP_NOTES))
+		a.flags = SYSHAX_RING_NOTES;
+	r->notes = a.flags & SYSHAX_RING_NOTES;
 	ret = sh->be->ring_setup(sh, &a, &area);
 	if (ret) {
 		free(r);

@@ -77,7 +77,8 @@ struct shrt_ring {
 	uint32_t reaped;		/* atomic: completions taken */
 	pthread_mutex_t tok_lock;	/* tokens */
 	struct shrt_hmap tokens;	/* an engine's held jobs: token + 1 */
-	struct shrt_maps maps;		/* an engine's, with MAP_NOTES */
+	int notes;			/* an engine's, SYSHAX_RING_NOTES */
+	struct shrt_maps maps;		/* kept mappings, with notes */
 };
 
 /* What the daemon backend keeps of each handle: the memfd (or -1) and the
