@@ -105,7 +105,7 @@ ssize_t shx_stop_push(struct shx_stop *st, const char *text, size_t len,
 	size_t total = st->held + len, keep;
 
 	*hit = st->hit;
-	if (st->hit)
+	if (st->hit || !len)
 		return 0;
 	if (outlen < total)
 		return -ENOSPC;
@@ -141,7 +141,8 @@ ssize_t shx_stop_flush(struct shx_stop *st, char *out, size_t outlen)
 
 	if (outlen < n)
 		return -ENOSPC;
-	memcpy(out, st->hold, n);
+	if (n)
+		memcpy(out, st->hold, n);
 	st->held = 0;
 	return (ssize_t)n;
 }

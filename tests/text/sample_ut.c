@@ -784,6 +784,10 @@ static void test_stop_bad(void)
 			-ENOSPC);
 	CU_ASSERT_EQUAL(shx_stop_push(st, "0123", 4, out, 8, &hit), 4);
 	CU_ASSERT(!memcmp(out, "0123", 4) && !hit);
+	/* nothing pushed, nothing held: no bytes, no buffer touched */
+	CU_ASSERT_EQUAL(shx_stop_push(st, NULL, 0, NULL, 0, &hit), 0);
+	CU_ASSERT_EQUAL(shx_stop_flush(st, NULL, 0), 0);
+	CU_ASSERT(!hit);
 	shx_stop_free(st);
 }
 
