@@ -198,6 +198,11 @@ static void t_detok(void)
 	CU_ASSERT_EQUAL(shx_detok_push(&d, 3 + 0x82, out, sizeof(out)), 0);
 	CU_ASSERT_EQUAL(shx_detok_push(&d, 3 + 0xAC, out, sizeof(out)), 3);
 	CU_ASSERT(!memcmp(out, "\xe2\x82\xac", 3));
+	/* E2 82 then ASCII: one U+FFFD for the maximal subpart E2 82 */
+	CU_ASSERT_EQUAL(shx_detok_push(&d, 3 + 0xE2, out, sizeof(out)), 0);
+	CU_ASSERT_EQUAL(shx_detok_push(&d, 3 + 0x82, out, sizeof(out)), 0);
+	CU_ASSERT_EQUAL(shx_detok_push(&d, 3 + 'A', out, sizeof(out)), 4);
+	CU_ASSERT(!memcmp(out, "\xef\xbf\xbd" "A", 4));
 	/* a lead byte then ASCII: U+FFFD for it, then the ASCII */
 	CU_ASSERT_EQUAL(shx_detok_push(&d, 3 + 0xE2, out, sizeof(out)), 0);
 	CU_ASSERT_EQUAL(shx_detok_push(&d, 3 + 'a', out, sizeof(out)), 4);
