@@ -8,7 +8,7 @@
  * aliases). docs/text.md says what differs and why.
  *
  *	struct shx_tok *tok;
- *	char err[256];
+ *	char err[256], out[256];
  *	int32_t ids[256];
  *	if (shx_tok_open("m.gguf", &tok, err, sizeof(err)))
  *		...;
@@ -16,8 +16,9 @@
  *				   ids, 256);
  *	struct shx_detok d;
  *	shx_detok_init(&d, tok, 0);
- *	for (i = 0; i < n; i++)
+ *	for (i = 0; i < n; i++)	// < 0: a bad id, or out too small
  *		fwrite(out, 1, shx_detok_push(&d, ids[i], out, sizeof(out)), f);
+ *	fwrite(out, 1, shx_detok_flush(&d, out, sizeof(out)), f);
  *
  * A loaded struct shx_tok is read-only: any number of threads may encode
  * and decode with it at once.

@@ -19,7 +19,8 @@
  *   - speed: the whole corpus as one text, both sides, MB/s.
  * Zero differences is the bar.
  *
- *	tok_compare VOCAB_DIR LLAMA_DIR
+ *	tok_compare [VOCAB_DIR [LLAMA_DIR [OUT_DIR]]]
+ * (defaults build/vocab, build/ggml, VOCAB_DIR; the GGUFs go to OUT_DIR)
  * Exit: 0 all equal, 1 not, 77 (SKIP) without the peer or any vocabulary.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -516,7 +517,8 @@ static void speed(struct shx_tok *tok, struct llp *l, const struct corpus *c)
 }
 
 static int run_one(const struct vocab_src *v, const char *vdir,
-		   const char *ldir, const struct corpus *c, int *ran)
+		   const char *ldir, const char *odir, const struct corpus *c,
+		   int *ran)
 {
 	char src[4096], gguf[4096], err[512];
 	struct shx_tok *tok = NULL;
@@ -525,7 +527,7 @@ static int run_one(const struct vocab_src *v, const char *vdir,
 	int e;
 
 	snprintf(src, sizeof(src), "%s/%s", vdir, v->name);
-	snprintf(gguf, sizeof(gguf), "%s/%s.gguf", vdir, v->gguf);
+	snprintf(gguf, sizeof(gguf), "%s/%s.gguf", odir, v->gguf);
 	e = v->write(src, gguf, err, sizeof(err));
 	if (e == -ENOENT) {
 		printf("%s: SKIP: %s not fetched (tools/fetch-vocab.sh)\n",
@@ -576,13 +578,18 @@ int main(int argc, char **argv)
 {
 	const char *vdir = argc > 1 ? argv[1] : "build/vocab";
 	const char *ldir = argc > 2 ? argv[2] : "build/ggml";
+	const char *odir = argc > 3 ? argv[3] : vdir;
 	struct corpus c = { 0 };
 	char err[512];
 	struct llp *l;
 	int bad = 0, ran = 0;
 
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("usage: tok_compare [VOCAB_DIR [LLAMA_DIR]]\n");
+		printf("usage: tok_compare [VOCAB_DIR [LLAMA_DIR [OUT_DIR]]]\n"
+		       "The tokenizer against llama.cpp's on the vocabularies tools/fetch-vocab.sh\n"
+		       "put in VOCAB_DIR (build/vocab), each written as OUT_DIR/<name>.gguf;\n"
+		       "llama.cpp's libraries from LLAMA_DIR (build/ggml).\n"
+		       "Exit: 0 no difference, 1 differences, 77 SKIP (no peer or vocabulary).\n");
 		return 0;
 	}
 	if (llp_open(&l, ldir, err, sizeof(err))) {
@@ -598,7 +605,7 @@ int main(int argc, char **argv)
 	printf("corpus: %zu documents, %.0f kB (%zu files of this tree, the rest generated)\n",
 	       c.n, c.text.n / 1e3, c.files);
 	for (size_t i = 0; i < g_n_vocab_src; i++)
-		bad |= run_one(&g_vocab_src[i], vdir, ldir, &c, &ran);
+		bad |= run_one(&g_vocab_src[i], vdir, ldir, odir, &c, &ran);
 	free(c.text.p);
 	free(c.d);
 	free(g_a);
