@@ -6,9 +6,11 @@
  * (a character split over byte tokens, an invalid byte, an unfinished
  * character at the end, too small a buffer, SPM's first space); merge
  * ranks of a small byte-level BPE; mutated files load or fail, never
- * crash, and what loads encodes and decodes random bytes.
+ * crash, and what loads encodes and decodes random bytes; four threads
+ * encoding with one tokenizer.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,6 +283,56 @@ static void t_bpe(void)
 	shx_tok_free(tok);
 }
 
+struct enc_job {
+	const struct shx_tok *tok;
+	const char *text;
+	size_t len;
+	int32_t ids[4096];
+	ssize_t n;
+};
+
+static void *enc_thread(void *arg)
+{
+	struct enc_job *j = arg;
+
+	for (int i = 0; i < 200 && j->n >= 0; i++)
+		j->n = shx_tok_encode(j->tok, j->text, j->len, 0, j->ids, 4096);
+	return NULL;
+}
+
+/* One tokenizer, four threads encoding at once (the PCRE2 code and the
+ * tables shared): each gets the ids one thread alone gets. */
+static void t_threads(void)
+{
+	static struct enc_job j[5];
+	struct shx_tok *tok = NULL;
+	char text[2048], err[256];
+	pthread_t th[4];
+	size_t len, n = 0;
+	void *img = bpe_image(&len);
+
+	CU_ASSERT_EQUAL_FATAL(shx_tok_load(img, len, &tok, err, sizeof(err)), 0);
+	free(img);
+	while (n + 8 < sizeof(text)) {
+		memcpy(text + n, "abc ab a", 8);
+		n += 8;
+	}
+	for (int i = 0; i < 5; i++)
+		j[i] = (struct enc_job){ .tok = tok, .text = text, .len = n };
+	enc_thread(&j[4]);
+	CU_ASSERT(j[4].n > 0);
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(pthread_create(&th[i], NULL, enc_thread, &j[i]),
+				0);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CU_ASSERT_EQUAL(j[i].n, j[4].n);
+		CU_ASSERT(!memcmp(j[i].ids, j[4].ids,
+				  (size_t)j[4].n * sizeof(int32_t)));
+	}
+	shx_tok_free(tok);
+}
+
 /* Flipped bytes anywhere in both files: a clean error or a tokenizer that
  * works (ASan/UBSan in make san-check say the rest). */
 static void t_mutate(void)
@@ -347,6 +399,7 @@ int main(void)
 		{ "detok", t_detok },
 		{ "bpe", t_bpe },
 		{ "mutate", t_mutate },
+		{ "threads", t_threads },
 	};
 
 	return T_RUN_SUITE("tokenizer", NULL, NULL, tests);
