@@ -567,6 +567,24 @@ void llp_close(struct llp *l)
 	free(l);
 }
 
+/* ---- chat templates: llama_chat_apply_template (no model needed) ---- */
+
+int llp_chat_apply(struct llp *l, const char *tmpl,
+		   const struct llp_chat_msg *msgs, size_t n, int add_assistant,
+		   char *buf, size_t len)
+{
+	int32_t (*apply)(const char *tmpl, const struct llp_chat_msg *chat,
+			 size_t n_msg, bool add_ass, char *buf, int32_t length);
+	int32_t r;
+
+	*(void **)&apply = dlsym(l->lib, "llama_chat_apply_template");
+	if (!apply)
+		return -EPROTO;
+	r = apply(tmpl, msgs, n, add_assistant != 0, buf,
+		  len > INT32_MAX ? INT32_MAX : (int32_t)len);
+	return r < 0 ? -ENOENT : r;
+}
+
 /*
  * The tokenizer: a vocab-only load and llama.cpp's tokenizer calls. Their
  * symbols are bound when a vocabulary is loaded (every libllama this peer

@@ -101,4 +101,20 @@ int llp_vocab_is_eog(struct llp *l, int32_t id);
 
 void llp_close(struct llp *l);
 
+/* ---- chat templates: llama_chat_apply_template (no model needed) ---- */
+
+struct llp_chat_msg {		/* struct llama_chat_message */
+	const char *role;
+	const char *content;
+};
+
+/*
+ * llama.cpp's rendering of n messages by tmpl (a template's text or one
+ * of its names) into buf, snprintf-like: the bytes needed; -ENOENT when
+ * libllama knows no such template, -EPROTO without the symbol.
+ */
+int llp_chat_apply(struct llp *l, const char *tmpl,
+		   const struct llp_chat_msg *msgs, size_t n, int add_assistant,
+		   char *buf, size_t len);
+
 #endif
