@@ -191,7 +191,8 @@ struct bigram {
 	uint32_t size;
 };
 
-/* What one fragment needs, sized for its whole length once. */
+/* What one fragment needs: its spans, and the merge state sized for its
+ * longest word. */
 struct bpe_work {
 	char *clean, *word;
 	struct span *a, *b;
@@ -359,7 +360,7 @@ int shx_bpe_encode(const struct shx_tok *tok, const char *s, size_t n,
 		   struct tok_out *o)
 {
 	struct bpe_work w = { 0 };
-	size_t cn, nspan = 1;
+	size_t cn, nspan = 1, longest = 0;
 	int e = -ENOMEM;
 
 	pthread_once(&g_map_once, map_init);
@@ -371,13 +372,10 @@ int shx_bpe_encode(const struct shx_tok *tok, const char *s, size_t n,
 	if (!w.clean)
 		return -ENOMEM;
 	cn = shx_utf8_clean(s, n, w.clean);
-	w.word = malloc(2 * cn);
 	w.a = malloc(cn * sizeof(*w.a));
 	w.b = malloc(cn * sizeof(*w.b));
-	w.sym = malloc(cn * sizeof(*w.sym));
-	w.heap = malloc(3 * cn * sizeof(*w.heap));
 	w.md = pcre2_match_data_create(1, NULL);
-	if (!w.word || !w.a || !w.b || !w.sym || !w.heap || !w.md)
+	if (!w.a || !w.b || !w.md)
 		goto out;
 	w.a[0] = (struct span){ 0, (uint32_t)cn };
 	for (unsigned int i = 0; i < tok->n_pre; i++) {
@@ -393,6 +391,14 @@ int shx_bpe_encode(const struct shx_tok *tok, const char *s, size_t n,
 		w.a = w.b;
 		w.b = t;
 	}
+	/* the merge state for the longest word, not the whole text */
+	for (size_t i = 0; i < nspan; i++)
+		longest = w.a[i].len > longest ? w.a[i].len : longest;
+	w.word = malloc(2 * longest);
+	w.sym = malloc(longest * sizeof(*w.sym));
+	w.heap = malloc(3 * longest * sizeof(*w.heap));
+	if (!w.word || !w.sym || !w.heap)
+		goto out;
 	for (size_t i = 0; i < nspan; i++)
 		bpe_word(tok, &w, w.clean + w.a[i].off, w.a[i].len, o);
 	e = 0;

@@ -2,7 +2,8 @@
 /*
  * Incremental decode (tokenizer.h): each token's piece as
  * llama_token_to_piece gives it, cut at character boundaries so that a
- * stream never shows half a UTF-8 character. The first piece loses one
+ * stream never shows half a UTF-8 character; each maximal invalid
+ * subpart is one U+FFFD. The first piece loses one
  * leading space where the vocabulary adds a space prefix (SPM), as
  * llama_detokenize does, unless SHX_DETOK_CONTINUE.
  */
@@ -52,7 +53,7 @@ static ssize_t drain(struct shx_detok *d, const char *s, size_t n, char *out,
 		if (k < 0) {
 			memcpy(out + o, g_fffd, 3);
 			o += 3;
-			i++;
+			i += (size_t)-k;
 		} else {
 			memcpy(out + o, p, (size_t)k);
 			o += (size_t)k;

@@ -92,9 +92,9 @@ int shx_pre_init(struct shx_tok *tok, const char *pre, size_t len,
 		 char *err, size_t errlen);
 void shx_pre_free(struct shx_tok *tok);
 /* The piece of a byte-level BPE token's text (GPT-2's byte to unicode
- * map reversed, as llama.cpp's llama_decode_text), into out (at most
- * 3 * n + 16 bytes + n for the marker of an unknown character); returns
- * its length. */
+ * map reversed, as llama.cpp's llama_decode_text: a character outside it
+ * becomes "[UNK_BYTE_0x<hex><text>]"), into out, which has room for
+ * shx_bpe_decode_size(n) bytes; returns its length. */
 size_t shx_bpe_decode_text(const char *s, size_t n, char *out);
 size_t shx_bpe_decode_size(size_t n);
 

@@ -8,7 +8,7 @@
  * aliases). docs/text.md says what differs and why.
  *
  *	struct shx_tok *tok;
- *	char err[256];
+ *	char err[256], out[256];
  *	int32_t ids[256];
  *	if (shx_tok_open("m.gguf", &tok, err, sizeof(err)))
  *		...;
@@ -16,8 +16,9 @@
  *				   ids, 256);
  *	struct shx_detok d;
  *	shx_detok_init(&d, tok, 0);
- *	for (i = 0; i < n; i++)
+ *	for (i = 0; i < n; i++)	// < 0: a bad id, or out too small
  *		fwrite(out, 1, shx_detok_push(&d, ids[i], out, sizeof(out)), f);
+ *	fwrite(out, 1, shx_detok_flush(&d, out, sizeof(out)), f);
  *
  * A loaded struct shx_tok is read-only: any number of threads may encode
  * and decode with it at once.
@@ -48,7 +49,8 @@ void shx_tok_free(struct shx_tok *tok);
 					   * text become their ids */
 
 /* The number of ids; more than max: only max written (call again with more
- * room); -EINVAL (NULL text with len > 0), -ENOMEM. Invalid UTF-8 in text
+ * room); -EINVAL (NULL text with len > 0), -ENOMEM, -E2BIG (over 1 GiB of
+ * text), -EIO (a PCRE2 match failed: its limits). Invalid UTF-8 in text
  * is read as U+FFFD per bad byte, as llama.cpp does. */
 ssize_t shx_tok_encode(const struct shx_tok *tok, const char *text,
 		       size_t len, unsigned int flags, int32_t *ids,
@@ -79,8 +81,9 @@ struct shx_detok {
 
 void shx_detok_init(struct shx_detok *d, const struct shx_tok *tok,
 		    unsigned int flags);
-/* Bytes of whole UTF-8 characters now ready, never half a character; an
- * invalid byte becomes U+FFFD. -EINVAL for a bad id, -ENOBUFS when out
+/* Bytes of whole UTF-8 characters now ready, never half a character;
+ * invalid UTF-8 becomes U+FFFD, one per maximal subpart (as Python's
+ * decode(errors="replace") and browsers do). -EINVAL for a bad id, -ENOBUFS when out
  * cannot take them (nothing consumed: call again with more room;
  * shx_tok_piece's length + 8 always suffices). */
 ssize_t shx_detok_push(struct shx_detok *d, int32_t id, char *out,

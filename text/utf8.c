@@ -112,7 +112,7 @@ int shx_utf8_check(const uint8_t *s, size_t n)
 		if (i >= n)
 			return 0;
 		if (s[i] < (i == 1 ? lo : 0x80) || s[i] > (i == 1 ? hi : 0xBF))
-			return -1;
+			return -(int)i;	/* the maximal subpart before it */
 	}
 	return (int)k;
 }

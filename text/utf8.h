@@ -37,8 +37,9 @@ uint32_t shx_utf8_next(const char *s, size_t n, size_t *adv);
 size_t shx_utf8_clean(const char *s, size_t n, char *out);
 
 /* Strict UTF-8 (RFC 3629) at s: the length of the whole character there,
- * 0 when s[0..n) is a valid but unfinished start of one, -1 when s[0] is
- * not the start of a valid character. */
+ * 0 when s[0..n) is a valid but unfinished start of one, else minus the
+ * length of the maximal subpart of a character there (Unicode's "maximal
+ * subpart": the bytes one U+FFFD replaces, as Python and browsers do). */
 int shx_utf8_check(const uint8_t *s, size_t n);
 
 #endif /* SHX_UTF8_H */

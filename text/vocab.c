@@ -9,7 +9,6 @@
  * the first text in llama.cpp's list that the vocabulary has.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -419,14 +418,13 @@ static void find_eog(struct shx_tok *tok, int32_t *fim)
 	}
 }
 
-static const struct shx_tok *g_sort_tok;
-
 /* Longest first; equal lengths by id (llama.cpp's std::sort leaves
  * their order open). */
-static int special_cmp(const void *a, const void *b)
+static int special_cmp(const void *a, const void *b, void *arg)
 {
-	const struct tok_ent *x = &g_sort_tok->t[*(const int32_t *)a];
-	const struct tok_ent *y = &g_sort_tok->t[*(const int32_t *)b];
+	const struct shx_tok *tok = arg;
+	const struct tok_ent *x = &tok->t[*(const int32_t *)a];
+	const struct tok_ent *y = &tok->t[*(const int32_t *)b];
 
 	if (x->len != y->len)
 		return x->len > y->len ? -1 : 1;
@@ -435,7 +433,6 @@ static int special_cmp(const void *a, const void *b)
 
 static int build_special(struct shx_tok *tok)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	uint32_t n = 0;
 
 	tok->special = malloc((size_t)tok->n * sizeof(*tok->special));
@@ -445,10 +442,7 @@ static int build_special(struct shx_tok *tok)
 		if (tok->t[i].attr & (TA_CONTROL | TA_USER_DEFINED | TA_UNKNOWN))
 			tok->special[n++] = i;
 	tok->n_special = n;
-	pthread_mutex_lock(&lock);
-	g_sort_tok = tok;
-	qsort(tok->special, n, sizeof(*tok->special), special_cmp);
-	pthread_mutex_unlock(&lock);
+	qsort_r(tok->special, n, sizeof(*tok->special), special_cmp, tok);
 	return 0;
 }
 

@@ -4,7 +4,10 @@
 # continuous batching changes no sequence's tokens; the stand-in xPU gives
 # the CPU's tokens with both sides running steps; usage errors exit 2, a
 # token id >= n_vocab and a model outside a running daemon's model_dir are
-# refused with a message.
+# refused with a message; -p: the prompt's ids are the generated SPM
+# vocabulary's (BOS, then byte tokens), the tokens those of -t with the
+# same ids, the text their pieces as Python decodes them, streamed after
+# the prompt.
 #   tests/run/run.sh <syshax-run> <syshaxd>
 set -u
 # Absolute: one check runs from another folder.
@@ -131,6 +134,52 @@ if [ "$(seq_line "$dir/d" 0)" = "$(seq_line "$dir/llama.b4" 0)" ] &&
 else
 	fail "running daemon: $(cat "$dir/d")"
 fi
+
+# (e) -p: text in, text out, with the model's tokenizer. genmodel's
+# vocabulary: <unk> <s> </s>, byte b at 3 + b, then "\u2581t<id>" pieces.
+srun -m "$model" -p "Once upon a time" -n 12 --json >"$dir/e.json" 2>"$dir/err"
+ids=$(python3 -c 'import json,sys; print(",".join(map(str, json.load(open(sys.argv[1]))["prompt"])))' \
+	"$dir/e.json" 2>/dev/null)
+want=$(python3 -c 'print(",".join(map(str, [1] + [3 + b for b in " Once upon a time".replace(" ", "\u2581").encode()])))')
+if [ -n "$ids" ] && [ "$ids" = "$want" ]; then
+	ok "-p: the prompt's ids"
+else
+	fail "-p: prompt ids '$ids', want '$want': $(cat "$dir/e.json" "$dir/err")"
+fi
+srun -m "$model" -t "$want" -n 12 --json >"$dir/e2.json" 2>"$dir/err"
+if [ "$(sed 's/.*"tokens": \(.*\]\]\).*/\1/' "$dir/e.json")" = \
+     "$(sed 's/.*"tokens": \(.*\]\]\).*/\1/' "$dir/e2.json")" ]; then
+	ok "-p: the tokens of -t with its ids"
+else
+	fail "-p: tokens differ from -t's: $(cat "$dir/e.json" "$dir/e2.json")"
+fi
+if python3 - "$dir/e.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+raw = b"".join(b"" if i < 3 else bytes([i - 3]) if i < 259 else
+               (" t%d" % i).encode() for i in r["tokens"][0])
+sys.exit(r["text"][0] != raw.decode("utf-8", "replace"))
+PY
+then
+	ok "-p: the text is the tokens' pieces"
+else
+	fail "-p: text: $(cat "$dir/e.json")"
+fi
+srun -m "$model" -p "Once upon a time" -n 12 --quiet >"$dir/e.txt" 2>"$dir/err"
+if python3 - "$dir/e.txt" "$dir/e.json" <<'PY'
+import json, sys
+got = open(sys.argv[1], encoding="utf-8").read()
+sys.exit(got != "Once upon a time" + json.load(open(sys.argv[2]))["text"][0] + "\n")
+PY
+then
+	ok "-p --quiet: the prompt, then the text"
+else
+	fail "-p --quiet: $(cat "$dir/e.txt" "$dir/err")"
+fi
+check "-p and -t" 2 "$run" -m "$model" -t 1 -p x
+check "-p without the model here" 1 srun -m "$dir/none.gguf" -p x
+grep -q "needs the model's tokenizer" "$dir/out" ||
+	fail "-p without the model: no message: $(cat "$dir/out")"
 
 echo "syshax-run tests: $fails failed"
 [ "$fails" -eq 0 ]

@@ -7,7 +7,8 @@
  *   - encode: the ids of ~600 kB of text in ~1500 documents (this tree's
  *     docs and C sources; generated text of many scripts, CJK, emoji with
  *     ZWJ and skin tones, combining marks, whitespace runs of every kind,
- *     digit runs, contractions, special-token text), each with one of the
+ *     digit runs, contractions, special-token text, invalid UTF-8, 16 kB
+ *     runs of one character class), each with one of the
  *     four add_special/parse_special combinations;
  *   - every token's piece, with and without special rendering, and the
  *     BOS/EOS/EOT ids and end-of-generation set;
@@ -18,7 +19,8 @@
  *   - speed: the whole corpus as one text, both sides, MB/s.
  * Zero differences is the bar.
  *
- *	tok_compare VOCAB_DIR LLAMA_DIR
+ *	tok_compare [VOCAB_DIR [LLAMA_DIR [OUT_DIR]]]
+ * (defaults build/vocab, build/ggml, VOCAB_DIR; the GGUFs go to OUT_DIR)
  * Exit: 0 all equal, 1 not, 77 (SKIP) without the peer or any vocabulary.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -104,6 +106,13 @@ static const char *const g_special[] = {
 	"<|reserved_special_token_7|>",
 };
 
+/* Invalid UTF-8 that llama.cpp reads as U+FFFD per byte (stray and
+ * truncated sequences, bad leads) or decodes leniently (overlong C0 80). */
+static const char *const g_bad[] = {
+	"\x80", "\xbf", "\xc3", "\xe2\x82", "\xf0\x9f\x98", "\xff", "\xfe",
+	"\xf8\x88", "\xc0\x80", "\xe2\x28\xa1",
+};
+
 static const char *const g_space[] = {
 	" ", "  ", "   ", "        ", "\t", "\t\t", "\n", "\n\n", "\r\n",
 	" \n", "\n ", "\xc2\xa0", "\xe3\x80\x80", "\xe2\x80\x83",
@@ -153,6 +162,10 @@ static void gen_doc(struct buf *b, size_t want)
 			put(b, s, strlen(s));
 		} else if (k < 78) {
 			put_cp(b, "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"[rnd(32)]);
+		} else if (k < 80) {
+			const char *s = g_bad[rnd(sizeof(g_bad) /
+						  sizeof(g_bad[0]))];
+			put(b, s, strlen(s));
 		} else {
 			const char *s = g_space[rnd(sizeof(g_space) /
 						    sizeof(g_space[0]))];
@@ -219,8 +232,25 @@ static void add_files(struct corpus *c, const char *pattern, size_t limit)
 	globfree(&g);
 }
 
+/* Long runs of one class: the regexes' backtracking and the merges'
+ * heap at their deepest. */
+static void add_runs(struct corpus *c)
+{
+	static const char *const unit[] = { " ", "a", "7", "\n", "\xe4\xb8\x80",
+					     " \t", "ab " };
+
+	for (size_t i = 0; i < sizeof(unit) / sizeof(unit[0]); i++) {
+		size_t start = c->text.n;
+
+		while (c->text.n - start < 16384)
+			put(&c->text, unit[i], strlen(unit[i]));
+		add_doc(c, start, c->text.n - start);
+	}
+}
+
 static void make_corpus(struct corpus *c)
 {
+	add_runs(c);
 	add_files(c, "README.md", 1 << 20);
 	add_files(c, "docs/*.md", 300 << 10);
 	add_files(c, "text/*.[ch]", 100 << 10);
@@ -283,7 +313,7 @@ static void show_ids(const char *who, const int32_t *ids, size_t n, size_t at)
 
 struct tally {
 	size_t docs, diff_docs, ids, pieces, diff_pieces, eog_diff;
-	size_t rt_fail, rand_runs, rand_diff, rand_invalid;
+	size_t rt, rt_fail, rand_runs, rand_diff, rand_invalid;
 };
 
 static int32_t *g_a, *g_b;
@@ -400,6 +430,10 @@ static void round_trip(struct shx_tok *tok, const struct corpus *c, int spm,
 		ssize_t n = shx_tok_encode(tok, c->text.p + d->off, d->len, 0,
 					   g_a, MAXIDS);
 
+		/* invalid UTF-8 comes back as U+FFFD: encode checks it */
+		if (!valid_utf8(c->text.p + d->off, d->len))
+			continue;
+		t->rt++;
 		expected(c->text.p + d->off, d->len, spm, &want);
 		if (n >= 0 && decode_all(tok, g_a, (size_t)n, 0, &out) ==
 			      want.n && !memcmp(out.p, want.p, want.n))
@@ -483,7 +517,8 @@ static void speed(struct shx_tok *tok, struct llp *l, const struct corpus *c)
 }
 
 static int run_one(const struct vocab_src *v, const char *vdir,
-		   const char *ldir, const struct corpus *c, int *ran)
+		   const char *ldir, const char *odir, const struct corpus *c,
+		   int *ran)
 {
 	char src[4096], gguf[4096], err[512];
 	struct shx_tok *tok = NULL;
@@ -492,7 +527,7 @@ static int run_one(const struct vocab_src *v, const char *vdir,
 	int e;
 
 	snprintf(src, sizeof(src), "%s/%s", vdir, v->name);
-	snprintf(gguf, sizeof(gguf), "%s/%s.gguf", vdir, v->name);
+	snprintf(gguf, sizeof(gguf), "%s/%s.gguf", odir, v->gguf);
 	e = v->write(src, gguf, err, sizeof(err));
 	if (e == -ENOENT) {
 		printf("%s: SKIP: %s not fetched (tools/fetch-vocab.sh)\n",
@@ -522,11 +557,11 @@ static int run_one(const struct vocab_src *v, const char *vdir,
 	cmp_pieces(tok, l, &t);
 	round_trip(tok, c, v->spm, &t);
 	random_decode(tok, l, &t);
-	printf("%s: %d tokens; encode: %zu documents, %zu ids, %zu differ; pieces: %zu, %zu differ; end-of-generation ids differ: %zu; bos/eos/eot %d/%d/%d, llama.cpp %d/%d/%d; round trips failed: %zu of %zu; random decodes: %zu, %zu invalid UTF-8, %zu differ\n",
+	printf("%s: %d tokens; encode: %zu documents, %zu ids, %zu differ; pieces: %zu, %zu differ; end-of-generation ids differ: %zu; bos/eos/eot %d/%d/%d, llama.cpp %d/%d/%d; round trips failed: %zu of %zu (valid UTF-8); random decodes: %zu, %zu invalid UTF-8, %zu differ\n",
 	       v->what, shx_tok_n_vocab(tok), t.docs, t.ids, t.diff_docs,
 	       t.pieces, t.diff_pieces, t.eog_diff, shx_tok_bos(tok),
 	       shx_tok_eos(tok), shx_tok_eot(tok), llp_vocab_bos(l),
-	       llp_vocab_eos(l), llp_vocab_eot(l), t.rt_fail, c->n,
+	       llp_vocab_eos(l), llp_vocab_eot(l), t.rt_fail, t.rt,
 	       t.rand_runs, t.rand_invalid, t.rand_diff);
 	speed(tok, l, c);
 	e = t.diff_docs || t.diff_pieces || t.eog_diff || t.rt_fail ||
@@ -543,13 +578,18 @@ int main(int argc, char **argv)
 {
 	const char *vdir = argc > 1 ? argv[1] : "build/vocab";
 	const char *ldir = argc > 2 ? argv[2] : "build/ggml";
+	const char *odir = argc > 3 ? argv[3] : vdir;
 	struct corpus c = { 0 };
 	char err[512];
 	struct llp *l;
 	int bad = 0, ran = 0;
 
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("usage: tok_compare [VOCAB_DIR [LLAMA_DIR]]\n");
+		printf("usage: tok_compare [VOCAB_DIR [LLAMA_DIR [OUT_DIR]]]\n"
+		       "The tokenizer against llama.cpp's on the vocabularies tools/fetch-vocab.sh\n"
+		       "put in VOCAB_DIR (build/vocab), each written as OUT_DIR/<name>.gguf;\n"
+		       "llama.cpp's libraries from LLAMA_DIR (build/ggml).\n"
+		       "Exit: 0 no difference, 1 differences, 77 SKIP (no peer or vocabulary).\n");
 		return 0;
 	}
 	if (llp_open(&l, ldir, err, sizeof(err))) {
@@ -565,7 +605,7 @@ int main(int argc, char **argv)
 	printf("corpus: %zu documents, %.0f kB (%zu files of this tree, the rest generated)\n",
 	       c.n, c.text.n / 1e3, c.files);
 	for (size_t i = 0; i < g_n_vocab_src; i++)
-		bad |= run_one(&g_vocab_src[i], vdir, ldir, &c, &ran);
+		bad |= run_one(&g_vocab_src[i], vdir, ldir, odir, &c, &ran);
 	free(c.text.p);
 	free(c.d);
 	free(g_a);

@@ -4,9 +4,13 @@
  * wfile.h, the errors of bad files and bad arguments, the ids' count past
  * max, special-token parsing, and the streamed decode at UTF-8 boundaries
  * (a character split over byte tokens, an invalid byte, an unfinished
- * character at the end, too small a buffer, SPM's first space).
+ * character at the end, too small a buffer, SPM's first space); merge
+ * ranks of a small byte-level BPE; mutated files load or fail, never
+ * crash, and what loads encodes and decodes random bytes; four threads
+ * encoding with one tokenizer.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,6 +202,11 @@ static void t_detok(void)
 	CU_ASSERT_EQUAL(shx_detok_push(&d, 3 + 0x82, out, sizeof(out)), 0);
 	CU_ASSERT_EQUAL(shx_detok_push(&d, 3 + 0xAC, out, sizeof(out)), 3);
 	CU_ASSERT(!memcmp(out, "\xe2\x82\xac", 3));
+	/* E2 82 then ASCII: one U+FFFD for the maximal subpart E2 82 */
+	CU_ASSERT_EQUAL(shx_detok_push(&d, 3 + 0xE2, out, sizeof(out)), 0);
+	CU_ASSERT_EQUAL(shx_detok_push(&d, 3 + 0x82, out, sizeof(out)), 0);
+	CU_ASSERT_EQUAL(shx_detok_push(&d, 3 + 'A', out, sizeof(out)), 4);
+	CU_ASSERT(!memcmp(out, "\xef\xbf\xbd" "A", 4));
 	/* a lead byte then ASCII: U+FFFD for it, then the ASCII */
 	CU_ASSERT_EQUAL(shx_detok_push(&d, 3 + 0xE2, out, sizeof(out)), 0);
 	CU_ASSERT_EQUAL(shx_detok_push(&d, 3 + 'a', out, sizeof(out)), 4);
@@ -222,6 +231,165 @@ static void t_detok(void)
 	shx_tok_free(tok);
 }
 
+/* Byte-level BPE: "a b" merges first, then "ab c", then "\u0120 a". */
+static const char *const g_bpe_tok[] = {
+	"a", "b", "c", "ab", "abc", "\xc4\xa0", "\xc4\xa0" "a", "<|endoftext|>",
+};
+static const char *const g_bpe_merges[] = { "a b", "ab c", "\xc4\xa0 a" };
+static const int32_t g_bpe_type[] = { 1, 1, 1, 1, 1, 1, 1, 3 };
+
+static void *bpe_image(size_t *len)
+{
+	static const struct wf_wkv kv[] = {
+		WF_KV_STR("general.architecture", "gpt2"),
+		WF_KV_STR("tokenizer.ggml.model", "gpt2"),
+		WF_KV_STR("tokenizer.ggml.pre", "gpt-2"),
+		WF_KV_STRS("tokenizer.ggml.tokens", g_bpe_tok, 8),
+		WF_KV_ARR("tokenizer.ggml.token_type", WF_GGUF_I32, g_bpe_type,
+			  8),
+		WF_KV_STRS("tokenizer.ggml.merges", g_bpe_merges, 3),
+		WF_KV_U32("tokenizer.ggml.eos_token_id", 7),
+	};
+
+	return wf_gguf_image(kv, sizeof(kv) / sizeof(kv[0]), NULL, 0, len);
+}
+
+static void t_bpe(void)
+{
+	struct shx_tok *tok = NULL;
+	int32_t ids[16];
+	char err[256], buf[8];
+	size_t len;
+	void *img = bpe_image(&len);
+
+	CU_ASSERT_EQUAL_FATAL(shx_tok_load(img, len, &tok, err, sizeof(err)), 0);
+	free(img);
+	/* "abc" and " ab": a+b before ab+c; in " ab", a+b wins over " "+a */
+	CU_ASSERT_EQUAL(shx_tok_encode(tok, "abc ab", 6, 0, ids, 16), 3);
+	CU_ASSERT(ids[0] == 4 && ids[1] == 5 && ids[2] == 3);
+	/* " a" alone merges */
+	CU_ASSERT_EQUAL(shx_tok_encode(tok, " a", 2, 0, ids, 16), 1);
+	CU_ASSERT_EQUAL(ids[0], 6);
+	/* a byte no token stands for is dropped, as llama.cpp does */
+	CU_ASSERT_EQUAL(shx_tok_encode(tok, "d", 1, 0, ids, 16), 0);
+	CU_ASSERT_EQUAL(shx_tok_encode(tok, "<|endoftext|>", 13,
+				       SHX_TOK_PARSE_SPECIAL, ids, 16), 1);
+	CU_ASSERT_EQUAL(ids[0], 7);
+	/* the piece of U+0120 is a space */
+	CU_ASSERT_EQUAL(shx_tok_piece(tok, 6, 0, buf, sizeof(buf)), 2);
+	CU_ASSERT(!memcmp(buf, " a", 2));
+	CU_ASSERT(shx_tok_is_eog(tok, 7));
+	CU_ASSERT_EQUAL(shx_tok_eot(tok), 7);	/* found by its text */
+	shx_tok_free(tok);
+}
+
+struct enc_job {
+	const struct shx_tok *tok;
+	const char *text;
+	size_t len;
+	int32_t ids[4096];
+	ssize_t n;
+};
+
+static void *enc_thread(void *arg)
+{
+	struct enc_job *j = arg;
+
+	for (int i = 0; i < 200 && j->n >= 0; i++)
+		j->n = shx_tok_encode(j->tok, j->text, j->len, 0, j->ids, 4096);
+	return NULL;
+}
+
+/* One tokenizer, four threads encoding at once (the PCRE2 code and the
+ * tables shared): each gets the ids one thread alone gets. */
+static void t_threads(void)
+{
+	static struct enc_job j[5];
+	struct shx_tok *tok = NULL;
+	char text[2048], err[256];
+	pthread_t th[4];
+	size_t len, n = 0;
+	void *img = bpe_image(&len);
+
+	CU_ASSERT_EQUAL_FATAL(shx_tok_load(img, len, &tok, err, sizeof(err)), 0);
+	free(img);
+	while (n + 8 < sizeof(text)) {
+		memcpy(text + n, "abc ab a", 8);
+		n += 8;
+	}
+	for (int i = 0; i < 5; i++)
+		j[i] = (struct enc_job){ .tok = tok, .text = text, .len = n };
+	enc_thread(&j[4]);
+	CU_ASSERT(j[4].n > 0);
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(pthread_create(&th[i], NULL, enc_thread, &j[i]),
+				0);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CU_ASSERT_EQUAL(j[i].n, j[4].n);
+		CU_ASSERT(!memcmp(j[i].ids, j[4].ids,
+				  (size_t)j[4].n * sizeof(int32_t)));
+	}
+	shx_tok_free(tok);
+}
+
+/* Flipped bytes anywhere in both files: a clean error or a tokenizer that
+ * works (ASan/UBSan in make san-check say the rest). */
+static void t_mutate(void)
+{
+	uint64_t x = 88172645463325252ull;
+	size_t len[2];
+	uint8_t *img[2] = { spm_image(&len[0], "llama", 1, 1),
+			    bpe_image(&len[1]) };
+	unsigned int loaded = 0, refused = 0;
+
+	CU_ASSERT_FATAL(img[0] && img[1]);
+	for (int i = 0; i < 4000; i++) {
+		size_t n = len[i & 1];
+		uint8_t *m = malloc(n);
+		struct shx_tok *tok = NULL;
+		char err[256], text[64], out[256];
+		int32_t ids[256];
+		int e;
+
+		memcpy(m, img[i & 1], n);
+		for (int k = 0; k < 1 + i % 4; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			m[x % n] ^= (uint8_t)(1u << (x >> 32) % 8);
+		}
+		e = shx_tok_load(m, n, &tok, err, sizeof(err));
+		free(m);
+		if (e) {
+			CU_ASSERT(e == -EINVAL || e == -ENOMEM ||
+				  e == -EOPNOTSUPP);
+			refused++;
+			continue;
+		}
+		loaded++;
+		for (size_t k = 0; k < sizeof(text); k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			text[k] = (char)x;
+		}
+		ssize_t r = shx_tok_encode(tok, text, sizeof(text),
+					   SHX_TOK_ADD_SPECIAL |
+					   SHX_TOK_PARSE_SPECIAL, ids, 256);
+		CU_ASSERT(r >= 0);
+		if (r > 0) {
+			struct shx_detok d;
+
+			shx_detok_init(&d, tok, SHX_TOK_RENDER_SPECIAL);
+			for (ssize_t k = 0; k < r && k < 256; k++)
+				CU_ASSERT(shx_detok_push(&d, ids[k], out,
+							 sizeof(out)) >= 0);
+			CU_ASSERT(shx_detok_flush(&d, out, sizeof(out)) >= 0);
+		}
+		shx_tok_free(tok);
+	}
+	CU_ASSERT(loaded > 0 && refused > 0);
+	free(img[0]);
+	free(img[1]);
+}
+
 int main(void)
 {
 	static const struct t_test tests[] = {
@@ -229,6 +397,9 @@ int main(void)
 		{ "encode", t_encode },
 		{ "piece", t_piece },
 		{ "detok", t_detok },
+		{ "bpe", t_bpe },
+		{ "mutate", t_mutate },
+		{ "threads", t_threads },
 	};
 
 	return T_RUN_SUITE("tokenizer", NULL, NULL, tests);

@@ -14,7 +14,8 @@ $(TOK_CMP_BIN): $(TOK_CMP_OBJS) $(B)/tools/lib/llama_peer.o \
 
 .PHONY: check-tokenizer
 check-tokenizer: $(TOK_CMP_BIN)
-	@timeout 600 $(TOK_CMP_BIN) build/vocab $(or $(SYSHAX_LLAMA_DIR),build/ggml) || \
+	@timeout 600 $(TOK_CMP_BIN) build/vocab \
+		$(or $(SYSHAX_LLAMA_DIR),build/ggml) $(B)/tests/text || \
 		{ rc=$$?; [ $$rc -eq 77 ] || exit $$rc; }
 
 ALL	+= $(TOK_CMP_BIN)

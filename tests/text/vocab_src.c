@@ -245,7 +245,8 @@ out:
 
 /* GPT-2: encoder.json and vocab.bpe (a version line, then merges);
  * <|endoftext|> is BOS and EOS. */
-static int gpt2(const char *dir, const char *out, char *err, size_t errlen)
+static int gpt2_pre(const char *dir, const char *out, const char *pre,
+		    char *err, size_t errlen)
 {
 	cJSON *j, *it;
 	struct vs v = { 0 };
@@ -289,7 +290,7 @@ static int gpt2(const char *dir, const char *out, char *err, size_t errlen)
 					    n - 1));
 	kv_add(&v, (struct wf_wkv)WF_KV_U32("tokenizer.ggml.eos_token_id",
 					    n - 1));
-	e = vs_write(&v, "gpt2", "gpt2", "gpt-2", false, out);
+	e = vs_write(&v, "gpt2", "gpt2", pre, false, out);
 	if (e)
 		snprintf(err, errlen, "%s: %s", out, strerror(-e));
 out:
@@ -297,6 +298,19 @@ out:
 	cJSON_Delete(j);
 	free(bpe);
 	return e;
+}
+
+static int gpt2(const char *dir, const char *out, char *err, size_t errlen)
+{
+	return gpt2_pre(dir, out, "gpt-2", err, errlen);
+}
+
+/* The same without tokenizer.ggml.pre: llama.cpp's "default", four
+ * regexes one after another. */
+static int gpt2_default(const char *dir, const char *out, char *err,
+			size_t errlen)
+{
+	return gpt2_pre(dir, out, NULL, err, errlen);
 }
 
 /* vocab.json as fetch-vocab.sh writes it from the JavaScript packages. */
@@ -382,9 +396,11 @@ out:
 }
 
 const struct vocab_src g_vocab_src[] = {
-	{ "qwen3", "Qwen3 (BPE, pre qwen2)", 0, qwen3 },
-	{ "gpt2", "GPT-2 (BPE, pre gpt-2)", 0, gpt2 },
-	{ "llama3", "Llama 3 (BPE, pre llama-bpe)", 0, llama3 },
-	{ "llama", "LLaMA (SPM)", 1, llama },
+	{ "qwen3", "qwen3", "Qwen3 (BPE, pre qwen2)", 0, qwen3 },
+	{ "gpt2", "gpt2", "GPT-2 (BPE, pre gpt-2)", 0, gpt2 },
+	{ "gpt2", "gpt2-default", "GPT-2 (BPE, no pre: default)", 0,
+	  gpt2_default },
+	{ "llama3", "llama3", "Llama 3 (BPE, pre llama-bpe)", 0, llama3 },
+	{ "llama", "llama", "LLaMA (SPM)", 1, llama },
 };
 const size_t g_n_vocab_src = sizeof(g_vocab_src) / sizeof(g_vocab_src[0]);

@@ -12,6 +12,7 @@
 
 struct vocab_src {
 	const char *name;	/* the folder under build/vocab */
+	const char *gguf;	/* the file written there: <gguf>.gguf */
 	const char *what;	/* for the report */
 	int spm;		/* U+2581 in the text decodes as a space */
 	/* reads dir, writes the GGUF to out: 0, -ENOENT (not fetched),

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * syshax-run: the first command a person runs. Token ids in, token ids
- * out: a GGUF model loaded into syshaxd (MODEL_LOAD), each sequence's
+ * out, or text in, text out (-p: the model's own tokenizer, text.c, the
+ * text streamed as it is generated): a GGUF model loaded into syshaxd
+ * (MODEL_LOAD), each sequence's
  * prompt prefilled (PREFILL), then greedy decoding, one DECODE job per step
  * for all sequences at once (continuous batching). With --xpu-standin the
  * steps go to whichever side the daemon's dispatch rule picks (standin.c).
@@ -46,7 +48,8 @@ static const char *arch_name(uint32_t arch)
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: " PROG " -m MODEL.gguf -t ID,ID,... [-n N] [--seqs N] [--threads N]\n"
+"usage: " PROG " -m MODEL.gguf {-t ID,ID,...|-p TEXT} [-n N] [--seqs N]\n"
+"                  [--threads N]\n"
 "                  [--kv-type f32|f16|bf16] [--block-size N] [--xpu-standin]\n"
 "                  [--private] [--syshaxd PATH] [--json] [--quiet]\n"
 "       " PROG " --gen-model OUT.gguf [--arch A] [--preset P] [--type T]\n"
@@ -57,6 +60,10 @@ static void usage(FILE *f)
 "  -m, --model F      GGUF model; for a running daemon, a path under its\n"
 "                     model_dir (relative to it, or absolute)\n"
 "  -t, --tokens IDS   the prompt: comma-separated token ids < n_vocab\n"
+"  -p, --prompt TEXT  the prompt as text, tokenized with the model's own\n"
+"                     tokenizer (BOS as it asks, special tokens parsed);\n"
+"                     the tokens come back as text, streamed with one\n"
+"                     sequence (needs the model file here)\n"
 "  -n N               tokens generated per sequence (default 16)\n"
 "      --seqs N       sequences decoded together (default 1); sequence i's\n"
 "                     prompt has (first + i) %% n_vocab as its first id\n"
@@ -68,7 +75,7 @@ static void usage(FILE *f)
 "      --private      start a private syshaxd even when one is running\n"
 "      --syshaxd P    the daemon to start (default: beside this program)\n"
 "      --json         one JSON object instead of lines\n"
-"      --quiet        only the tokens\n"
+"      --quiet        only the tokens (with -p: the text)\n"
 "  --gen-model OUT    write a random-weight model and exit:\n"
 "      --arch A       llama, qwen2, qwen3 or qwen3moe (default llama)\n"
 "      --preset P     tiny, 1b or 7b (default tiny)\n"
@@ -207,6 +214,9 @@ static int parse_run(int c, const char *arg, struct run_opts *o)
 		free(o->prompt);
 		return parse_prompt(arg, o) ? bad("-t", arg,
 			"comma-separated token ids, 0..2147483647") : 0;
+	case 'p':
+		o->text = arg;
+		return 0;
 	case 'n':
 		return parse_uint(arg, 1, MAX_TOKENS, &o->n) ? 0 :
 		       bad("-n", arg, "a whole number 1..65536");
@@ -241,6 +251,7 @@ static int parse(int argc, char **argv, struct run_opts *o,
 	static const struct option opts[] = {
 		{ "model", required_argument, NULL, 'm' },
 		{ "tokens", required_argument, NULL, 't' },
+		{ "prompt", required_argument, NULL, 'p' },
 		{ "seqs", required_argument, NULL, OPT_SEQS },
 		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "kv-type", required_argument, NULL, OPT_KV },
@@ -262,7 +273,7 @@ static int parse(int argc, char **argv, struct run_opts *o,
 	bool run_given = false;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "m:t:n:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:t:p:n:h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			exit(0);
@@ -287,8 +298,8 @@ static int parse(int argc, char **argv, struct run_opts *o,
 			"--layers go with --gen-model only\n");
 		return 2;
 	}
-	if (!g->given && (!o->model || !o->prompt)) {
-		fprintf(stderr, PROG ": -m MODEL and -t TOKENS are needed\n"
+	if (!g->given && (!o->model || !o->prompt == !o->text)) {
+		fprintf(stderr, PROG ": -m MODEL and one of -t TOKENS and -p TEXT are needed\n"
 			"Try '" PROG " --help'.\n");
 		return 2;
 	}
@@ -313,9 +324,51 @@ static int gen_model(struct gen_opts *g)
 	return 0;
 }
 
-static void print_json(const struct run *r, const struct run_result *res)
+/* s as a JSON string's contents (it is valid UTF-8: shx_detok's). */
+static void json_str(const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+}
+
+/* Each sequence's text, for -p; NULL: out of memory. */
+static char **texts(struct run_text *t, const struct run_opts *o,
+		    const struct run_result *res)
+{
+	char **v = calloc(o->seqs, sizeof(*v));
+
+	for (unsigned int i = 0; v && i < o->seqs; i++) {
+		v[i] = text_of(t, res->tokens + (size_t)i * o->n, o->n);
+		if (!v[i]) {
+			while (i--)
+				free(v[i]);
+			free(v);
+			v = NULL;
+		}
+	}
+	return v;
+}
+
+static void texts_free(char **v, unsigned int n)
+{
+	for (unsigned int i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void print_json(const struct run *r, const struct run_result *res,
+		       struct run_text *t)
 {
 	const struct run_opts *o = r->o;
+	char **v = t ? texts(t, o, res) : NULL;
 
 	printf("{\"arch\": \"%s\", \"n_vocab\": %u, \"seqs\": %u, "
 	       "\"prompt_tokens\": %u, \"n\": %u, \"tokens\": [",
@@ -328,6 +381,18 @@ static void print_json(const struct run *r, const struct run_result *res)
 			       res->tokens[(size_t)i * o->n + j]);
 		printf("]");
 	}
+	if (v) {	/* -p: the prompt's ids and the text generated */
+		printf("], \"prompt\": [");
+		for (unsigned int j = 0; j < o->plen; j++)
+			printf("%s%d", j ? ", " : "", o->prompt[j]);
+		printf("], \"text\": [");
+		for (unsigned int i = 0; i < o->seqs; i++) {
+			printf("%s\"", i ? ", " : "");
+			json_str(v[i]);
+			printf("\"");
+		}
+		texts_free(v, o->seqs);
+	}
 	printf("], \"prefill_tps\": %.1f, \"decode_tps\": %.1f, "
 	       "\"steps_cpu\": %u, \"steps_xpu\": %u, \"sides\": \"%s\"}\n",
 	       o->seqs * o->plen / res->prefill_s,
@@ -335,29 +400,55 @@ static void print_json(const struct run *r, const struct run_result *res)
 	       res->steps_cpu, res->steps_xpu, res->sides);
 }
 
-static void print_text(const struct run *r, const struct run_result *res)
+static void print_info(const struct run *r)
 {
 	const struct run_opts *o = r->o;
 	const struct syshax_model_info *mi = &r->info;
 
-	if (!o->quiet)
-		printf("model %s: %s, %u layers, hidden %u, %u/%u heads, vocab "
-		       "%u, %.1f MiB; %s backend%s; KV %s, %u blocks of %u\n",
-		       r->path, arch_name(mi->arch), mi->n_layer, mi->n_embd,
-		       mi->n_head, mi->n_head_kv, mi->n_vocab,
-		       mi->weight_bytes / 1048576.0,
-		       syshax_backend(r->sh) == SYSHAX_BACKEND_KERNEL ?
-		       "kernel" : "userspace", r->d.pid > 0 ?
-		       " (private syshaxd)" : "", type_name(o->kv_type),
-		       r->num_blocks, o->block_size);
-	for (unsigned int i = 0; i < o->seqs; i++) {
-		printf("seq %u:", i);
-		for (unsigned int j = 0; j < o->n; j++)
-			printf(" %d", res->tokens[(size_t)i * o->n + j]);
-		printf("\n");
-	}
-	if (o->quiet)
+	printf("model %s: %s, %u layers, hidden %u, %u/%u heads, vocab "
+	       "%u, %.1f MiB; %s backend%s; KV %s, %u blocks of %u\n",
+	       r->path, arch_name(mi->arch), mi->n_layer, mi->n_embd,
+	       mi->n_head, mi->n_head_kv, mi->n_vocab,
+	       mi->weight_bytes / 1048576.0,
+	       syshax_backend(r->sh) == SYSHAX_BACKEND_KERNEL ?
+	       "kernel" : "userspace", r->d.pid > 0 ?
+	       " (private syshaxd)" : "", type_name(o->kv_type),
+	       r->num_blocks, o->block_size);
+}
+
+/* The tokens (-t) or, for -p, the text of the sequences not streamed. */
+static void print_seqs(const struct run *r, const struct run_result *res,
+		       struct run_text *t)
+{
+	const struct run_opts *o = r->o;
+	char **v;
+
+	if (!t) {
+		for (unsigned int i = 0; i < o->seqs; i++) {
+			printf("seq %u:", i);
+			for (unsigned int j = 0; j < o->n; j++)
+				printf(" %d", res->tokens[(size_t)i * o->n + j]);
+			printf("\n");
+		}
 		return;
+	}
+	if (t->stream) {	/* the rest of the last character, a newline */
+		char end[8];
+		ssize_t n = shx_detok_flush(&t->d, end, sizeof(end));
+
+		printf("%.*s\n", (int)(n > 0 ? n : 0), end);
+		return;
+	}
+	v = texts(t, o, res);
+	for (unsigned int i = 0; v && i < o->seqs; i++)
+		printf("seq %u: %s\n", i, v[i]);
+	texts_free(v, o->seqs);
+}
+
+static void print_stats(const struct run *r, const struct run_result *res)
+{
+	const struct run_opts *o = r->o;
+
 	printf("prefill: %u x %u tokens in %.1f ms, %.1f tokens/s\n",
 	       o->seqs, o->plen, res->prefill_s * 1e3,
 	       o->seqs * o->plen / res->prefill_s);
@@ -373,8 +464,9 @@ static void print_text(const struct run *r, const struct run_result *res)
 		       (unsigned long long)r->v.id);
 }
 
-/* A run: 0, or 1 when it failed (each step says why). */
-static int run_main(const struct run_opts *o)
+/* A run: 0, or 1 when it failed (each step says why). With -p (t) the
+ * model line comes first and one sequence's text streams as it comes. */
+static int run_main(const struct run_opts *o, struct run_text *t)
 {
 	struct run_result res = { 0 };
 	struct run r;
@@ -382,12 +474,26 @@ static int run_main(const struct run_opts *o)
 
 	if (!ret)
 		ret = run_load(&r);
+	if (!ret && t && !o->json) {
+		if (!o->quiet)
+			print_info(&r);
+		if (t->stream)
+			fputs(o->text, stdout);
+		fflush(stdout);
+	}
 	if (!ret)
 		ret = run_generate(&r, &res);
-	if (!ret && o->json)
-		print_json(&r, &res);
-	else if (!ret)
-		print_text(&r, &res);
+	if (t && t->stream && !o->json && (ret || !o->quiet))
+		fflush(stdout);
+	if (!ret && o->json) {
+		print_json(&r, &res, t);
+	} else if (!ret) {
+		if (!o->quiet && !t)
+			print_info(&r);
+		print_seqs(&r, &res, t);
+		if (!o->quiet)
+			print_stats(&r, &res);
+	}
 	run_close(&r);
 	free(res.tokens);
 	free(res.sides);
@@ -403,10 +509,19 @@ int main(int argc, char **argv)
 		.gm = { .arch = "llama", .preset = "tiny", .type = SHXK_Q4_0,
 			.seed = 1 },
 	};
+	struct run_text t = { 0 };
 	int ret = parse(argc, argv, &o, &g);
 
+	if (!ret && !g.given && o.text) {
+		if (text_open(&t, o.model) || text_prompt(&t, o.text, &o))
+			ret = 1;	/* a run that failed: each said why */
+		t.stream = o.seqs == 1 && !o.json;
+		o.on_step = text_step;
+		o.step_arg = &t;
+	}
 	if (!ret)
-		ret = g.given ? gen_model(&g) : run_main(&o);
+		ret = g.given ? gen_model(&g) : run_main(&o, o.text ? &t : NULL);
+	text_close(&t);
 	free(o.prompt);
 	return ret;
 }

@@ -8,13 +8,15 @@
 
 #include "privd.h"
 #include "syshax/rt.h"
+#include "tokenizer.h"
 
 struct standin;
 
 struct run_opts {
 	const char *model;		/* as given */
 	const char *syshaxd;		/* the daemon to start */
-	int32_t *prompt;		/* -t */
+	int32_t *prompt;		/* -t, or -p's ids */
+	const char *text;		/* -p */
 	unsigned int plen;
 	unsigned int n;			/* tokens generated per sequence */
 	unsigned int seqs;
@@ -22,6 +24,10 @@ struct run_opts {
 	unsigned int block_size;
 	uint32_t kv_type;		/* SYSHAX_DT_* */
 	bool standin, private, json, quiet;
+	/* Called when every sequence's token at position step (0: the one
+	 * the prefill gave) is in tokens (seqs x n); NULL: none. */
+	void (*on_step)(void *arg, const int32_t *tokens, unsigned int step);
+	void *step_arg;
 };
 
 /* The backend, the model and the buffers of one run. */
@@ -57,6 +63,25 @@ void run_close(struct run *r);
 /* One job's round trip: its completion in *c; 0 or its -errno. */
 int run_job(struct syshax *sh, const struct syshax_job *job,
 	    struct syshax_completion *c);
+
+/* text.c: -p, the prompt as text through the model's own tokenizer and
+ * the tokens back as text. */
+struct run_text {
+	struct shx_tok *tok;
+	struct shx_detok d;	/* sequence 0, streamed to stdout */
+	bool stream;
+};
+
+/* The tokenizer of the model file here; 0 or -errno, with a message. */
+int text_open(struct run_text *t, const char *model);
+/* The prompt's ids (BOS as the vocabulary asks, special tokens parsed)
+ * into o->prompt; 0 or -errno, with a message. */
+int text_prompt(struct run_text *t, const char *s, struct run_opts *o);
+/* run_opts.on_step: sequence 0's new token to stdout, when t->stream. */
+void text_step(void *arg, const int32_t *tokens, unsigned int step);
+/* The text of n ids (malloc'ed, NUL-terminated), NULL when out of memory. */
+char *text_of(struct run_text *t, const int32_t *ids, unsigned int n);
+void text_close(struct run_text *t);
 
 /* standin.c: the stand-in xPU, an in-process copy of syshaxd's CPU engine. */
 int standin_open(struct standin **out, const char *dir, const char *file);

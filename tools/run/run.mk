@@ -1,15 +1,16 @@
-# tools/run/: syshax-run, greedy decoding of a model through syshaxd. Its
+# tools/run/: syshax-run, greedy decoding of a model through syshaxd (-p:
+# text through the model's tokenizer, $(SHXTEXT_A)). Its
 # --xpu-standin links syshaxd's CPU engine in (standin.c); static
 # libsyshax-rt: it also runs in the VM guest, against the module.
 RUN_SRCS := $(sort $(wildcard tools/run/*.c))
 
-$(B)/tools/run/%.o: CPPFLAGS_tools += -I$(CURDIR)/daemon
+$(B)/tools/run/%.o: CPPFLAGS_tools += -I$(CURDIR)/daemon -I$(CURDIR)/text
 
 $(B)/syshax-run: $(RUN_SRCS:%.c=$(B)/%.o) $(SHXTOOLS_A) $(SHXD_ENGINE_OBJS) \
-		$(B)/daemon/log.o $(SHRT_A) $(B)/libshxk.a
+		$(B)/daemon/log.o $(SHRT_A) $(B)/libshxk.a $(SHXTEXT_A)
 	$(CC) $(LDFLAGS) -o $@ $(RUN_SRCS:%.c=$(B)/%.o) $(SHXTOOLS_A) \
 		$(SHXD_ENGINE_OBJS) $(B)/daemon/log.o $(SHRT_A) \
-		$(SHXD_ENGINE_LIBS)
+		$(SHXTEXT_A) $(SHXD_ENGINE_LIBS) $(SHXTEXT_LIBS)
 
 ALL	 += $(B)/syshax-run
 VM_FILES += $(B)/syshax-run

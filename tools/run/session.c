@@ -408,12 +408,16 @@ int run_generate(struct run *r, struct run_result *res)
 	t0 = now_s();
 	ret = prefill(r, res->tokens);
 	res->prefill_s = now_s() - t0;
+	if (!ret && o->on_step)
+		o->on_step(o->step_arg, res->tokens, 0);
 	/* An idle xPU announces itself before the first step. */
 	if (!ret && r->xpu)
 		ret = standin_report(r->xpu, r->sh, 0);
 	t0 = now_s();
 	for (unsigned int s = 0; !ret && s + 1 < o->n; s++) {
 		ret = decode_step(r, s, res->tokens, &res->sides[s]);
+		if (!ret && o->on_step)
+			o->on_step(o->step_arg, res->tokens, s + 1);
 		res->steps++;
 		if (res->sides[s] == 'X')
 			res->steps_xpu++;
