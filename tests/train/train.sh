@@ -46,5 +46,5 @@ for m in kjv-llama kjv-qwen3moe; do
 		exit 1
 	}
 done
-[ -s "$tmp/a/loss.png" ] || { echo "FAIL: train: no loss.png"; exit 1; }
+[ -s "$tmp/a/kjv-qwen3moe/loss.png" ] || { echo "FAIL: train: no loss.png"; exit 1; }
 echo "train: 2 x 3 steps, same bytes, converted: ok"

@@ -9,7 +9,7 @@ applies it) and a qwen3moe (8 experts, top-2, q/k RMSNorm, NEOX RoPE).
 Each model goes to OUT/<name>/: model.safetensors (F16 matrices with
 Hugging Face names, F32 norms; q/k rows in GGUF's order), config.json,
 tokenizer.json; OUT/heldout.txt and heldout.ids are the held-out text and
-its token ids; OUT/loss.png the loss curves. syshax-convert(1) makes the
+its token ids; OUT/<name>/loss.png its loss curves. syshax-convert(1) makes the
 GGUF files. Deterministic for a seed and a thread count.
 """
 import argparse
@@ -388,14 +388,14 @@ def write_model(out, name, hp, model, tokens, merges, a, val_loss):
                       dict(model.p.items()), {"format": "pt"})
 
 
-def plot(path, curves):
+def plot(path, name, tr, va):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(7, 4))
-    for name, (tr, va) in curves.items():
-        ax.plot(*zip(*tr), alpha=0.4, label=name + " train")
-        ax.plot(*zip(*va), marker="o", label=name + " validation")
+    ax.plot(*zip(*tr), alpha=0.5, label="train")
+    ax.plot(*zip(*va), marker="o", label="validation (4 k held-out tokens)")
+    ax.set_title(name)
     ax.set_xlabel("step")
     ax.set_ylabel("loss (nats/token)")
     ax.legend()
@@ -455,7 +455,7 @@ def main():
     with open(os.path.join(a.out, "heldout.ids"), "w") as f:
         f.write(" ".join(map(str, ids)) + "\n")
 
-    curves = {}
+    curves = {}	# name: (train, validation) as (step, loss) lists
     for name in a.models.split(","):
         hp = dict(MODELS[name])
         if a.shrink:
@@ -463,7 +463,7 @@ def main():
         model = train(name, hp, len(tokens), data, val, a, curves)
         write_model(a.out, name, hp, model, tokens, merges, a,
                     curves[name][1][-1][1])
-    plot(os.path.join(a.out, "loss.png"), curves)
+        plot(os.path.join(a.out, name, "loss.png"), name, *curves[name])
     log("done: %s, %.0f s" % (a.out, time.time() - t0))
 
 
