@@ -410,9 +410,9 @@ def main():
     ap.add_argument("--corpus", help="the KJV as `bible gen1:1-rev22:21` "
                     "prints it (default: run that)")
     ap.add_argument("--seed", type=int, default=20)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--vocab", type=int, default=2048)
-    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--steps", type=int, default=150)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--ctx", type=int, default=128)
     ap.add_argument("--lr", type=float, default=3e-3)
