@@ -31,5 +31,13 @@ check-llama: $(LLAMA_CMP_BIN) $(B)/syshaxd
 	@timeout 600 $(LLAMA_CMP_BIN) $(B)/syshaxd $(SYSHAX_LLAMA_DIR) || \
 		{ rc=$$?; [ $$rc -eq 77 ] || exit $$rc; }
 
+# The trained models (models/models.mk): perplexity of the held-out ids
+# and greedy tokens, every type (docs/model-train.md).
+.PHONY: check-llama-trained
+check-llama-trained: $(LLAMA_CMP_BIN) $(B)/syshaxd $(TRAINED_FILES)
+	@timeout 1200 $(LLAMA_CMP_BIN) $(B)/syshaxd \
+		$(or $(SYSHAX_LLAMA_DIR),build/ggml) $(B)/models || \
+		{ rc=$$?; [ $$rc -eq 77 ] || exit $$rc; }
+
 ALL	+= $(LLAMA_CMP_BIN)
-CHECKS	+= check-llama
+CHECKS	+= check-llama check-llama-trained

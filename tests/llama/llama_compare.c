@@ -11,7 +11,17 @@
  * llama.cpp runs with an f32 KV cache and flash attention off, ours with
  * an f32 cache.
  *
- *	llama_compare SYSHAXD [LLAMA_DIR]
+ * With MODELS_DIR, the trained models there instead (docs/model-train.md:
+ * kjv-llama and kjv-qwen3moe, each type): the perplexity of the held-out
+ * ids (heldout.ids) in chunks of PPL_CTX, as llama.cpp's perplexity tool
+ * scores them (ppl.h), through PREFILL jobs with every row's logits on our
+ * side and llama_decode on the other, which must agree within the case's
+ * tolerance and be far below the uniform bound (n_vocab); and greedy
+ * decoding of G_STEPS tokens from G_PROMPTS prompts on each side, which
+ * must pick the same tokens until a step where llama.cpp's top-2 margin is
+ * within the tolerance (there the two may part, and that prompt ends).
+ *
+ *	llama_compare SYSHAXD [LLAMA_DIR [MODELS_DIR]]
  * Exit: 0 all within tolerance, 1 not, 77 (SKIP) without the peer.
  */
 #include <errno.h>
@@ -24,6 +34,7 @@
 
 #include "genmodel.h"
 #include "llama_peer.h"
+#include "ppl.h"
 #include "privd.h"
 #include "stepjob.h"
 #include "syshax/rt.h"
@@ -34,8 +45,14 @@
 #define NSEQ		8
 #define BSTEPS		16	/* decode steps of the 8-sequence batch */
 #define BLOCK		16
-#define MAXB		4	/* 64 positions per sequence */
+#define MAXB		8	/* 128 positions per sequence */
 #define THREADS		2
+#define PPL_CTX		128	/* the trained models' n_ctx_train */
+#define PPL_CHUNKS	16	/* at most, of the held-out ids */
+#define G_PROMPTS	5
+#define G_PROMPT	16
+#define G_STEPS		64
+#define OUT_BYTES	(4u << 20)	/* PPL_CTX rows of 8192 logits */
 
 struct tcase {
 	const char *arch;
@@ -166,9 +183,9 @@ static int ours_buffers(struct ours *o)
 #define TAKE(n) (used += ((n) + 63) & ~(size_t)63, p + used - \
 		 (((n) + 63) & ~(size_t)63))
 	o->bt = (int32_t *)TAKE(NSEQ * MAXB * 4);
-	o->tok = (int32_t *)TAKE(64 * 4);
-	o->pos = (int32_t *)TAKE(64 * 4);
-	o->out = (float *)TAKE(64 * 1024 * 4);
+	o->tok = (int32_t *)TAKE(PPL_CTX * 4);
+	o->pos = (int32_t *)TAKE(PPL_CTX * 4);
+	o->out = (float *)TAKE(OUT_BYTES);
 	o->k = TAKE(24u << 20);
 	o->v = TAKE(24u << 20);
 #undef TAKE
@@ -195,15 +212,21 @@ static struct sj_step step(const struct ours *o, uint32_t n)
 }
 
 /* n prompt tokens of sequence s from position 0; the last row's logits
- * into out. */
-static int ours_prefill(struct ours *o, int s, const int32_t *tok, int n)
+ * into out, or every row's (all). */
+static int ours_prefill(struct ours *o, int s, const int32_t *tok, int n,
+			bool all)
 {
 	struct sj_step st = step(o, (uint32_t)n);
 	struct syshax_job j;
 
+	if ((uint64_t)n * o->mi.n_vocab * 4 > OUT_BYTES)
+		return -E2BIG;
 	memcpy(o->tok, tok, (size_t)n * 4);
 	st.bt = at(o, o->bt + s * MAXB);
-	st.out_bytes = o->mi.n_vocab * 4;
+	if (all)
+		st.p.flags = SYSHAX_STEP_ALL_ROWS;
+	else
+		st.out_bytes = o->mi.n_vocab * 4;
 	sj_step(&j, SYSHAX_OP_PREFILL, 0, &st);
 	return run1(o, &j, NULL);
 }
@@ -261,7 +284,7 @@ static int one_seq(struct ours *o, struct llp *l, double tol, struct tally *t)
 		pos[i] = i;
 	}
 	want[PROMPT - 1] = 1;
-	ret = ours_prefill(o, 0, tok, PROMPT);
+	ret = ours_prefill(o, 0, tok, PROMPT, false);
 	if (ret)
 		return fail("our prefill", ret, NULL);
 	ret = llp_decode(l, tok, pos, seq, want, PROMPT, err, sizeof(err));
@@ -303,7 +326,7 @@ static int batch(struct ours *o, struct llp *l, double tol, struct tally *t)
 			pseq[i] = s;
 			want[i] = i == n - 1;
 		}
-		ret = ours_prefill(o, s, ptok, n);
+		ret = ours_prefill(o, s, ptok, n, false);
 		if (ret)
 			return fail("our prefill", ret, NULL);
 		ret = llp_decode(l, ptok, ppos, pseq, want, (unsigned int)n,
@@ -401,9 +424,241 @@ static int run_case(struct ours *o, const char *lib, const char *dir,
 	return 0;
 }
 
+/* ---- the trained models ---- */
+
+struct pcase {
+	const char *model, *tname;
+	double ppl_tol;		/* |ours / llama.cpp - 1| allowed */
+	double tol;		/* top-2 margins within tol * std are ties */
+};
+
+static const struct pcase g_trained[] = {
+	{ "kjv-llama", "f32", 1e-4, 1e-4 },
+	{ "kjv-llama", "f16", 2e-3, 0.01 },
+	{ "kjv-llama", "q8_0", 2e-3, 0.06 },
+	{ "kjv-llama", "q4_0", 2e-3, 0.06 },
+	{ "kjv-qwen3moe", "f32", 1e-4, 1e-4 },
+	{ "kjv-qwen3moe", "f16", 2e-3, 0.01 },
+	{ "kjv-qwen3moe", "q8_0", 2e-3, 0.06 },
+	{ "kjv-qwen3moe", "q4_0", 2e-3, 0.06 },
+};
+
+struct ids {
+	const int32_t *v;
+	size_t n;
+};
+
+static int argmax(const float *x, int n)
+{
+	int a = 0;
+
+	for (int i = 1; i < n; i++)
+		a = x[i] > x[a] ? i : a;
+	return a;
+}
+
+/* llama.cpp's top-2 margin over its logits' standard deviation. */
+static double margin(const float *x, int n)
+{
+	double mean = 0.0, var = 0.0;
+	int a = argmax(x, n), b = a ? 0 : 1;
+
+	for (int i = 0; i < n; i++) {
+		mean += x[i];
+		b = i != a && x[i] > x[b] ? i : b;
+	}
+	mean /= n;
+	for (int i = 0; i < n; i++)
+		var += (x[i] - mean) * (x[i] - mean);
+	return (x[a] - x[b]) / sqrt(var / n);
+}
+
+/* Both perplexities of the held-out ids. */
+static int perplexity(struct ours *o, struct llp *l, const struct ids *ids,
+		      struct ppl *po, struct ppl *pl)
+{
+	int32_t pos[PPL_CTX], seq[PPL_CTX] = { 0 };
+	uint8_t want[PPL_CTX];
+	int nv = (int)o->mi.n_vocab, ret;
+	char err[256] = "";
+	float *ref = malloc((size_t)PPL_CTX * nv * sizeof(*ref));
+
+	if (!ref)
+		return fail("perplexity", -ENOMEM, NULL);
+	for (int i = 0; i < PPL_CTX; i++) {
+		pos[i] = i;
+		want[i] = 1;
+	}
+	for (size_t c = 0; c < ids->n / PPL_CTX && c < PPL_CHUNKS; c++) {
+		const int32_t *tok = ids->v + c * PPL_CTX;
+
+		ret = ours_prefill(o, 0, tok, PPL_CTX, true);
+		if (ret) {
+			fail("our prefill", ret, NULL);
+			break;
+		}
+		ppl_chunk(po, o->out, tok, PPL_CTX, (unsigned int)nv);
+		llp_clear(l);
+		ret = llp_decode(l, tok, pos, seq, want, PPL_CTX, err,
+				 sizeof(err));
+		if (ret) {
+			fail("llama.cpp decode", ret, err);
+			break;
+		}
+		for (int i = 0; i < PPL_CTX; i++)
+			memcpy(ref + (size_t)i * nv, llp_logits(l, i),
+			       (size_t)nv * sizeof(*ref));
+		ppl_chunk(pl, ref, tok, PPL_CTX, (unsigned int)nv);
+	}
+	free(ref);
+	return ret;
+}
+
+/*
+ * Greedy decoding from G_PROMPTS prompts of held-out ids, each side its
+ * own tokens: *same counts the tokens both picked, *ties the prompts ended
+ * at a tie, *wrong the steps that differed where llama.cpp's margin was
+ * wider than tol.
+ */
+static int greedy(struct ours *o, struct llp *l, const struct ids *ids,
+		  double tol, unsigned int *same, unsigned int *ties,
+		  unsigned int *wrong)
+{
+	int32_t pos[G_PROMPT], seq[G_PROMPT] = { 0 };
+	uint8_t want[G_PROMPT] = { 0 };
+	int nv = (int)o->mi.n_vocab, ret;
+	char err[256] = "";
+
+	for (int i = 0; i < G_PROMPT; i++)
+		pos[i] = i;
+	want[G_PROMPT - 1] = 1;
+	for (size_t g = 0; g < G_PROMPTS; g++) {
+		const int32_t *prompt = ids->v + g * (ids->n - G_PROMPT) /
+					G_PROMPTS;
+		const float *ref;
+
+		ret = ours_prefill(o, 0, prompt, G_PROMPT, false);
+		if (ret)
+			return fail("our prefill", ret, NULL);
+		llp_clear(l);
+		ret = llp_decode(l, prompt, pos, seq, want, G_PROMPT, err,
+				 sizeof(err));
+		if (ret)
+			return fail("llama.cpp prefill", ret, err);
+		ref = llp_logits(l, -1);
+		for (int32_t s = 0; s < G_STEPS; s++) {
+			int32_t a = argmax(o->out, nv), p = G_PROMPT + s;
+			uint8_t w = 1;
+
+			if (a != argmax(ref, nv)) {
+				if (margin(ref, nv) > tol)
+					(*wrong)++;
+				else
+					(*ties)++;
+				break;
+			}
+			(*same)++;
+			ret = ours_decode(o, &a, &p, 1);
+			if (ret)
+				return fail("our decode", ret, NULL);
+			ret = llp_decode(l, &a, &p, seq, &w, 1, err,
+					 sizeof(err));
+			if (ret)
+				return fail("llama.cpp decode", ret, err);
+			ref = llp_logits(l, 0);
+		}
+	}
+	return 0;
+}
+
+/* A file into the daemon's model_dir (it loads only from there). */
+static int copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+	char buf[1 << 16];
+	size_t n;
+	int ret = 0;
+
+	if (!in || !out)
+		ret = -errno;
+	while (!ret && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			ret = -EIO;
+	if (in && ferror(in))
+		ret = -EIO;
+	if (out && fclose(out) && !ret)
+		ret = -EIO;
+	if (in)
+		fclose(in);
+	return ret;
+}
+
+static int run_trained(struct ours *o, const char *lib, const char *dir,
+		       const char *models, const struct ids *ids,
+		       const struct pcase *c, bool *ok)
+{
+	struct llp_ctx_opts lo = { .n_ctx = PPL_CTX, .n_batch = PPL_CTX,
+				   .n_seq_max = 1, .threads = THREADS,
+				   .f32_kv = 1 };
+	char file[64], from[512], path[512], err[256] = "";
+	unsigned int same = 0, ties = 0, wrong = 0;
+	struct ppl po = { 0 }, pl = { 0 };
+	double d, vo, vl;
+	struct llp *l;
+	bool good;
+	int ret;
+
+	snprintf(file, sizeof(file), "%s-%s.gguf", c->model, c->tname);
+	snprintf(from, sizeof(from), "%s/%s", models, file);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	ret = copy_file(from, path);
+	if (ret)
+		return fail("copy", ret, from);
+	ret = ours_load(o, file);
+	if (ret) {
+		unlink(path);
+		return fail("MODEL_LOAD", ret, file);
+	}
+	ret = llp_open(&l, lib, err, sizeof(err));
+	if (!ret)
+		ret = llp_load(l, path, err, sizeof(err));
+	if (!ret)
+		ret = llp_context(l, &lo, err, sizeof(err));
+	if (ret) {
+		ours_free(o);
+		unlink(path);
+		return fail("llama.cpp", ret, err);
+	}
+	if (llp_n_vocab(l) != (int)o->mi.n_vocab)
+		ret = fail("vocabulary sizes differ", -EPROTO, NULL);
+	if (!ret)
+		ret = perplexity(o, l, ids, &po, &pl);
+	if (!ret)
+		ret = greedy(o, l, ids, c->tol, &same, &ties, &wrong);
+	llp_close(l);
+	ours_free(o);
+	unlink(path);
+	if (ret)
+		return ret;
+	vo = ppl_value(&po);
+	vl = ppl_value(&pl);
+	d = fabs(vo / vl - 1);
+	good = d <= c->ppl_tol && vo < o->mi.n_vocab / 4.0 && !wrong;
+	printf("%-12s %-5s ppl %zu tokens: ours %.4f llama.cpp %.4f (diff "
+	       "%.4f %%, tol %g %%; uniform %u)  greedy: %u/%u tokens equal, "
+	       "%u prompts end at a tie, %u differ  %s\n", c->model, c->tname,
+	       po.n, vo, vl, 100 * d, 100 * c->ppl_tol, o->mi.n_vocab, same,
+	       G_PROMPTS * G_STEPS, ties, wrong, good ? "ok" : "FAIL");
+	*ok &= good;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *lib = argc > 2 ? argv[2] : "build/ggml";
+	const char *models = argc > 3 ? argv[3] : NULL;
+	struct ids ids = { 0 };
+	char idpath[512];
 	char dir[] = "/tmp/llama_compare.XXXXXX", err[256] = "";
 	char *extra[] = { "--model-dir", dir, "--threads", "2", NULL };
 	struct privd d = { 0 };
@@ -413,8 +668,18 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: llama_compare SYSHAXD [LLAMA_DIR]\n");
+		fprintf(stderr, "usage: llama_compare SYSHAXD [LLAMA_DIR "
+			"[MODELS_DIR]]\n");
 		return 2;
+	}
+	if (models) {
+		snprintf(idpath, sizeof(idpath), "%s/heldout.ids", models);
+		ids.v = ppl_read_ids(idpath, 1 << 24, &ids.n);
+		if (!ids.v || ids.n < PPL_CTX) {
+			fail("held-out ids", ids.v ? -EINVAL : -errno, idpath);
+			free((void *)ids.v);
+			return 1;
+		}
 	}
 	ret = llp_open(&probe, lib, err, sizeof(err));
 	if (ret == -ENOENT) {
@@ -437,9 +702,14 @@ int main(int argc, char **argv)
 		ret = ours_buffers(&o);
 	if (ret)
 		fail("syshaxd", ret, NULL);
-	for (size_t i = 0; !ret && i < sizeof(g_cases) / sizeof(g_cases[0]);
-	     i++)
+	for (size_t i = 0; !ret && !models &&
+	     i < sizeof(g_cases) / sizeof(g_cases[0]); i++)
 		ret = run_case(&o, lib, dir, &g_cases[i], &ok);
+	for (size_t i = 0; !ret && models &&
+	     i < sizeof(g_trained) / sizeof(g_trained[0]); i++)
+		ret = run_trained(&o, lib, dir, models, &ids, &g_trained[i],
+				  &ok);
+	free((void *)ids.v);
 	if (o.buf.addr)
 		syshax_buf_free(o.sh, &o.buf);
 	if (o.sh)

@@ -11,8 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define GM_NAME_MAX	48	/* tensor names and metadata keys */
-#define GM_MAX_KV	32
+#define GM_NAME_MAX	48	/* tensor names */
 #define GM_CHUNK	(1u << 20)	/* values generated per write */
 #define GM_TOK_MAX	16	/* a vocabulary entry's bytes, with its NUL */
 
@@ -193,12 +192,10 @@ struct gm_model {
 	struct gm_hparams hp;
 	unsigned int arch;		/* A_* */
 	uint64_t seed;
-	size_t nt, nkv;
+	size_t nt;
 	struct gm_tensor *gt;
 	struct wf_wtensor *wt;		/* nt, names in gt */
-	struct wf_wkv kv[GM_MAX_KV];
-	char keys[GM_MAX_KV][GM_NAME_MAX];
-	char name[GM_NAME_MAX];		/* general.name */
+	struct gm_meta meta;
 	char *vocab;			/* n_vocab entries of GM_TOK_MAX */
 	const char **tokens;
 	float *scores;
@@ -305,32 +302,31 @@ static int add_tensors(struct gm_model *m, enum shxk_type mtype)
 
 /* ---- the metadata ---- */
 
-/* An entry named "<arch>.<key>", or key as is when arch is NULL. */
-static struct wf_wkv *add_kv(struct gm_model *m, const char *arch,
-			     const char *key, uint32_t type)
+struct wf_wkv *gm_meta_add(struct gm_meta *m, const char *arch,
+			   const char *key, uint32_t type)
 {
-	char *name = m->keys[m->nkv];
+	char *name = m->keys[m->n];
 
-	snprintf(name, GM_NAME_MAX, "%s%s%s", arch ? arch : "",
+	snprintf(name, GM_KEY_MAX, "%s%s%s", arch ? arch : "",
 		 arch ? "." : "", key);
-	m->kv[m->nkv] = (struct wf_wkv){ .key = name, .type = type };
-	return &m->kv[m->nkv++];
+	m->kv[m->n] = (struct wf_wkv){ .key = name, .type = type };
+	return &m->kv[m->n++];
 }
 
-static void add_u32(struct gm_model *m, const char *arch, const char *key,
-		    uint32_t v)
+void gm_meta_u32(struct gm_meta *m, const char *arch, const char *key,
+		 uint32_t v)
 {
-	add_kv(m, arch, key, WF_GGUF_U32)->i = v;
+	gm_meta_add(m, arch, key, WF_GGUF_U32)->i = v;
 }
 
-static void add_arr(struct gm_model *m, const char *key, uint32_t type,
-		    const void *arr)
+void gm_meta_arr(struct gm_meta *m, const char *key, uint32_t type,
+		 const void *arr, size_t n)
 {
-	struct wf_wkv *kv = add_kv(m, NULL, key, WF_GGUF_ARRAY);
+	struct wf_wkv *kv = gm_meta_add(m, NULL, key, WF_GGUF_ARRAY);
 
 	kv->arr_type = type;
 	kv->arr = arr;
-	kv->arr_n = m->hp.n_vocab;
+	kv->arr_n = n;
 }
 
 /* SPM: <unk>, <s>, </s>, the 256 byte tokens, then "▁t<id>" fillers. */
@@ -338,6 +334,7 @@ static int add_vocab(struct gm_model *m)
 {
 	static const char *const special[] = { "<unk>", "<s>", "</s>" };
 	unsigned int n = m->hp.n_vocab, i;
+	struct gm_meta *g = &m->meta;
 	char *s;
 
 	m->vocab = malloc((size_t)n * GM_TOK_MAX);
@@ -358,43 +355,44 @@ static int add_vocab(struct gm_model *m)
 		m->scores[i] = i < 259 ? 0 : -(float)(i - 258);
 		m->types[i] = !i ? 2 : i < 3 ? 3 : i < 259 ? 6 : 1;
 	}
-	add_kv(m, NULL, "tokenizer.ggml.model", WF_GGUF_STRING)->s = "llama";
-	add_arr(m, "tokenizer.ggml.tokens", WF_GGUF_STRING, m->tokens);
-	add_arr(m, "tokenizer.ggml.scores", WF_GGUF_F32, m->scores);
-	add_arr(m, "tokenizer.ggml.token_type", WF_GGUF_I32, m->types);
-	add_u32(m, NULL, "tokenizer.ggml.bos_token_id", 1);
-	add_u32(m, NULL, "tokenizer.ggml.eos_token_id", 2);
-	add_u32(m, NULL, "tokenizer.ggml.unknown_token_id", 0);
+	gm_meta_add(g, NULL, "tokenizer.ggml.model", WF_GGUF_STRING)->s =
+		"llama";
+	gm_meta_arr(g, "tokenizer.ggml.tokens", WF_GGUF_STRING, m->tokens, n);
+	gm_meta_arr(g, "tokenizer.ggml.scores", WF_GGUF_F32, m->scores, n);
+	gm_meta_arr(g, "tokenizer.ggml.token_type", WF_GGUF_I32, m->types, n);
+	gm_meta_u32(g, NULL, "tokenizer.ggml.bos_token_id", 1);
+	gm_meta_u32(g, NULL, "tokenizer.ggml.eos_token_id", 2);
+	gm_meta_u32(g, NULL, "tokenizer.ggml.unknown_token_id", 0);
 	return 0;
 }
 
-static void add_hparams(struct gm_model *m, const char *preset)
+void gm_meta_hparams(struct gm_meta *m, const struct gm_hparams *hp,
+		     const char *name)
 {
-	const struct gm_hparams *hp = &m->hp;
 	const char *a = hp->arch;
 
-	snprintf(m->name, sizeof(m->name), "%s-%s", a, preset);
-	add_kv(m, NULL, "general.architecture", WF_GGUF_STRING)->s = a;
-	add_kv(m, NULL, "general.name", WF_GGUF_STRING)->s = m->name;
-	add_u32(m, NULL, "general.alignment", 32);
-	add_u32(m, a, "context_length", hp->n_ctx_train);
-	add_u32(m, a, "embedding_length", hp->n_embd);
-	add_u32(m, a, "block_count", hp->n_layer);
-	add_u32(m, a, "feed_forward_length", hp->n_ff);
-	add_u32(m, a, "attention.head_count", hp->n_head);
-	add_u32(m, a, "attention.head_count_kv", hp->n_head_kv);
-	add_kv(m, a, "attention.layer_norm_rms_epsilon", WF_GGUF_F32)->f =
-		hp->rms_eps;
-	add_kv(m, a, "rope.freq_base", WF_GGUF_F32)->f = hp->rope_base;
-	add_u32(m, a, "rope.dimension_count", hp->head_dim);
-	add_u32(m, a, "attention.key_length", hp->head_dim);
-	add_u32(m, a, "attention.value_length", hp->head_dim);
-	add_u32(m, a, "vocab_size", hp->n_vocab);
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	gm_meta_add(m, NULL, "general.architecture", WF_GGUF_STRING)->s = a;
+	gm_meta_add(m, NULL, "general.name", WF_GGUF_STRING)->s = m->name;
+	gm_meta_u32(m, NULL, "general.alignment", 32);
+	gm_meta_u32(m, a, "context_length", hp->n_ctx_train);
+	gm_meta_u32(m, a, "embedding_length", hp->n_embd);
+	gm_meta_u32(m, a, "block_count", hp->n_layer);
+	gm_meta_u32(m, a, "feed_forward_length", hp->n_ff);
+	gm_meta_u32(m, a, "attention.head_count", hp->n_head);
+	gm_meta_u32(m, a, "attention.head_count_kv", hp->n_head_kv);
+	gm_meta_add(m, a, "attention.layer_norm_rms_epsilon",
+		    WF_GGUF_F32)->f = hp->rms_eps;
+	gm_meta_add(m, a, "rope.freq_base", WF_GGUF_F32)->f = hp->rope_base;
+	gm_meta_u32(m, a, "rope.dimension_count", hp->head_dim);
+	gm_meta_u32(m, a, "attention.key_length", hp->head_dim);
+	gm_meta_u32(m, a, "attention.value_length", hp->head_dim);
+	gm_meta_u32(m, a, "vocab_size", hp->n_vocab);
 	if (!hp->n_expert)
 		return;
-	add_u32(m, a, "expert_count", hp->n_expert);
-	add_u32(m, a, "expert_used_count", hp->n_expert_used);
-	add_u32(m, a, "expert_feed_forward_length", hp->n_ff);
+	gm_meta_u32(m, a, "expert_count", hp->n_expert);
+	gm_meta_u32(m, a, "expert_used_count", hp->n_expert_used);
+	gm_meta_u32(m, a, "expert_feed_forward_length", hp->n_ff);
 }
 
 static void model_free(struct gm_model *m)
@@ -427,6 +425,7 @@ static int model_init(struct gm_model *m, const struct gm_opts *o,
 		      char *err, size_t errlen)
 {
 	const struct gm_arch *a = find_arch(o->arch);
+	char name[GM_KEY_MAX];
 	int ret;
 
 	*m = (struct gm_model){ .seed = o->seed };
@@ -445,7 +444,8 @@ static int model_init(struct gm_model *m, const struct gm_opts *o,
 		m->hp.n_layer = o->n_layer;
 	m->hp.tied = o->tied;
 	m->arch = a->flag;
-	add_hparams(m, o->preset);
+	snprintf(name, sizeof(name), "%s-%s", o->arch, o->preset);
+	gm_meta_hparams(&m->meta, &m->hp, name);
 	ret = add_vocab(m);
 	if (!ret)
 		ret = add_tensors(m, o->type);
@@ -463,7 +463,7 @@ uint64_t gm_size(const struct gm_opts *o)
 
 	if (model_init(&m, o, NULL, 0))
 		return 0;
-	len = wf_gguf_size(m.kv, m.nkv, m.wt, m.nt);
+	len = wf_gguf_size(m.meta.kv, m.meta.n, m.wt, m.nt);
 	model_free(&m);
 	return len;
 }
@@ -535,7 +535,7 @@ static void progress_line(const struct wf_gguf *w, size_t done, size_t nt,
 static int write_model(const char *path, const struct gm_model *m,
 		       int progress)
 {
-	uint64_t total = wf_gguf_size(m->kv, m->nkv, m->wt, m->nt);
+	uint64_t total = wf_gguf_size(m->meta.kv, m->meta.n, m->wt, m->nt);
 	struct wf_gguf w;
 	float *x = malloc(GM_CHUNK * sizeof(float));
 	void *y = malloc(GM_CHUNK * sizeof(float));
@@ -546,7 +546,7 @@ static int write_model(const char *path, const struct gm_model *m,
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = wf_gguf_begin(&w, path, m->kv, m->nkv, m->wt, m->nt);
+	ret = wf_gguf_begin(&w, path, m->meta.kv, m->meta.n, m->wt, m->nt);
 	opened = w.fd >= 0;
 	for (i = 0; !ret && i < m->nt; i++) {
 		ret = write_tensor(&w, m, i, x, y);

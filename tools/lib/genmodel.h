@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "shxk.h"
+#include "wfile.h"
 
 struct gm_hparams {
 	const char *arch;	/* "llama", "qwen2", "qwen3", "qwen3moe" */
@@ -94,5 +95,34 @@ int gm_write(const char *path, const struct gm_opts *o, int progress,
 
 /* The bytes gm_write would write (for a progress bar or a disk check). */
 uint64_t gm_size(const struct gm_opts *o);
+
+/*
+ * A GGUF file's metadata, entry by entry: the architecture's keys from a
+ * gm_hparams (gm_meta_hparams, as gm_write writes them and llama.cpp and
+ * daemon/engine/model.c read them), then anything else (a vocabulary).
+ * Keys are copied; values (strings, arrays) are not and must outlive the
+ * write. At most GM_MAX_KV entries.
+ */
+#define GM_MAX_KV	40
+#define GM_KEY_MAX	64
+
+struct gm_meta {
+	struct wf_wkv kv[GM_MAX_KV];
+	char keys[GM_MAX_KV][GM_KEY_MAX];
+	char name[GM_KEY_MAX];		/* general.name */
+	size_t n;
+};
+
+/* general.* (name as general.name) and <arch>.* of hp. */
+void gm_meta_hparams(struct gm_meta *m, const struct gm_hparams *hp,
+		     const char *name);
+/* An entry "<arch>.<key>" (key alone when arch is NULL) of type; the
+ * caller sets its value. */
+struct wf_wkv *gm_meta_add(struct gm_meta *m, const char *arch,
+			   const char *key, uint32_t type);
+void gm_meta_u32(struct gm_meta *m, const char *arch, const char *key,
+		 uint32_t v);
+void gm_meta_arr(struct gm_meta *m, const char *key, uint32_t type,
+		 const void *arr, size_t n);
 
 #endif /* GENMODEL_H */
