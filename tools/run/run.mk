@@ -1,5 +1,5 @@
 # tools/run/: syshax-run, greedy decoding of a model through syshaxd. Its
-# --xpu-standin links syshaxd's CPU engine in (standin.c); static
+# --xpu-standin links syshaxd's CPU engine in (tools/lib/standin.c); static
 # libsyshax-rt: it also runs in the VM guest, against the module.
 RUN_SRCS := $(sort $(wildcard tools/run/*.c))
 
