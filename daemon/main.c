@@ -294,11 +294,12 @@ static int start_cpu(const struct shxd_config *cfg)
 
 static void log_cpu(const struct shxd_config *cfg)
 {
-	char pools[1024];
+	char pools[1024], cpu[256];
 
 	shxd_pool_describe(shxd_cpu_pool(g_cpu), pools, sizeof(pools));
-	shxd_log(LOG_INFO, "CPU engine: kernels %s, %s; batch up to %u "
-		 "tokens; model_dir %s", shxk_isa_name(), pools,
+	shxk_cpu_describe(cpu, sizeof(cpu));
+	shxd_log(LOG_INFO, "CPU engine: %s, %s; batch up to %u "
+		 "tokens; model_dir %s", cpu, pools,
 		 cfg->cpu_max_batch_size,
 		 cfg->model_dir[0] ? cfg->model_dir : "(none)");
 }

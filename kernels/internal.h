@@ -105,6 +105,10 @@ const struct shxk_ops *shxk_ops_current(void);
  */
 const struct shxk_ops *shxk_cpu_select(const char *want, int *err);
 
+/* Per arch, once from shxk_init(): the CPU's name and AMX (x86: also
+ * requests the tile permission). */
+void shxk_cpu_probe(struct shxk_cpu_info *ci);
+
 /* Stores v as element j of row i of the GEMM output. */
 static inline void shxk_store(const struct shxk_gemm_args *a, size_t i,
 			      size_t j, float v)

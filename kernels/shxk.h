@@ -65,6 +65,35 @@ int shxk_init(void);
  * "dotprod", "i8mm", "sve"); "generic" before shxk_init(). */
 const char *shxk_isa_name(void);
 
+/* ---- the CPU, for logs and diagnostics ---- */
+
+/* AMX units (x86) the CPU reports. */
+#define SHXK_AMX_TILE	(1u << 0)
+#define SHXK_AMX_INT8	(1u << 1)
+#define SHXK_AMX_BF16	(1u << 2)
+
+struct shxk_cpu_info {
+	char model[64];		/* x86: the cpuid brand; Arm: from MIDR_EL1 */
+	unsigned int amx;	/* SHXK_AMX_* */
+	/*
+	 * 0: this process may run AMX tile instructions (Linux wants each
+	 * process to ask: arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA), which
+	 * shxk_init() does once); -errno: the kernel refused or does not
+	 * enable the tile state (-EOPNOTSUPP); -ENODEV: no AMX here.
+	 */
+	int amx_perm;
+};
+
+/* What shxk_init() found (it calls shxk_init() itself). */
+void shxk_cpu_info(struct shxk_cpu_info *ci);
+
+/*
+ * One line for logs and tool headers: the CPU, the kernel variant and
+ * AMX, e.g. "AMD EPYC; kernels avx512bf16; AMX none". Returns
+ * snprintf's count.
+ */
+int shxk_cpu_describe(char *buf, size_t len);
+
 /* ---- scalar conversions (round to nearest even, as ggml) ---- */
 
 uint16_t shxk_fp32_to_fp16(float f);

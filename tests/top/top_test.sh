@@ -188,8 +188,9 @@ cap >"$dir/small"
 head -1 "$dir/small" | grep -q "^syshax-top" || fail "no header after a resize: $(head -3 "$dir/small")"
 sed -n 2p "$dir/small" | grep -q "^NUMA nodes" || fail "the header wrapped after a resize: $(head -3 "$dir/small")"
 [ "$(wc -l <"$dir/small")" -eq 24 ] || fail "not 24 rows after a resize"
-# The header's second row (over 50 columns) is followed by the empty row.
-sed -n 3p "$dir/small" | grep -q '[^ ]' && fail "the header's second row wrapped: $(head -3 "$dir/small")"
+sed -n 3p "$dir/small" | grep -q "^CPU " || fail "the header wrapped after a resize: $(head -3 "$dir/small")"
+# The header's rows (over 50 columns) are followed by the empty row.
+sed -n 4p "$dir/small" | grep -q '[^ ]' && fail "the header's third row wrapped: $(head -4 "$dir/small")"
 grep -q "q quit" "$dir/small" || fail "no key bar after a resize"
 
 tm send-keys -t top q

@@ -4,8 +4,9 @@ BENCH_UT := $(B)/tests/unit/bench_ut
 BENCH_KERNELS_UT := $(B)/tests/unit/bench_kernels_ut
 
 $(BENCH_UT): $(B)/tests/unit/bench_ut.o $(addprefix $(B)/tools/bench/,\
-		team.o timing.o machine.o)
-	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit) -pthread
+		team.o timing.o machine.o) $(B)/libshxk.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit) -lm \
+		-pthread
 
 $(BENCH_KERNELS_UT): $(B)/tests/unit/bench_kernels_ut.o \
 		$(addprefix $(B)/tools/bench/,kernels.o kernels_report.o \

@@ -430,6 +430,34 @@ static void t_sizes(void)
 	CU_ASSERT(gb > 7.5 && gb < 9);
 }
 
+/* Real models' shapes: each in its arch only; sizes near the real
+ * models' Q4_0 files (Meta-Llama-3-8B 4.7 GB, Qwen3-30B-A3B 17.4 GB). */
+static void t_real_shapes(void)
+{
+	struct gm_opts o = { .arch = "llama", .preset = "llama3-8b",
+			     .type = SHXK_Q4_0 };
+	struct gm_hparams hp;
+	double gb;
+
+	CU_ASSERT_EQUAL(gm_preset("qwen2", "qwen2.5-7b", &hp), 0);
+	CU_ASSERT(hp.n_vocab == 152064 && hp.n_embd == 3584 &&
+		  hp.n_layer == 28 && hp.n_head == 28 && hp.n_head_kv == 4 &&
+		  hp.head_dim == 128 && hp.n_ff == 18944);
+	CU_ASSERT_EQUAL(gm_preset("llama", "qwen2.5-7b", &hp), -EINVAL);
+	CU_ASSERT_EQUAL(gm_preset("qwen3moe", "qwen3-30b-a3b", &hp), 0);
+	CU_ASSERT(hp.n_expert == 128 && hp.n_expert_used == 8 &&
+		  hp.n_vocab == 151936);
+	CU_ASSERT_STRING_EQUAL(gm_shape_arch("r1-qwen-32b"), "qwen2");
+	CU_ASSERT_STRING_EQUAL(gm_shape_arch("llama3-8b"), "llama");
+	CU_ASSERT_PTR_NULL(gm_shape_arch("7b"));
+	gb = (double)gm_size(&o) / 1e9;
+	CU_ASSERT(gb > 4.4 && gb < 4.7);
+	o.arch = "qwen3moe";
+	o.preset = "qwen3-30b-a3b";
+	gb = (double)gm_size(&o) / 1e9;
+	CU_ASSERT(gb > 16.5 && gb < 18);
+}
+
 static void expect_err(const struct gm_opts *o, const char *path, int want,
 		       const char *msg)
 {
@@ -525,6 +553,7 @@ int main(void)
 		{ "seeds", t_seed },
 		{ "values: Q4_0 weights, F32 norms", t_values },
 		{ "1b and 7b sizes", t_sizes },
+		{ "real models' shapes", t_real_shapes },
 		{ "errors", t_errors },
 		{ "streaming GGUF writer", t_stream },
 	};

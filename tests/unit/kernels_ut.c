@@ -9,9 +9,13 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "../t_cunit.h"
@@ -637,6 +641,61 @@ static void t_attn_invalid(void)
 	CU_ASSERT_EQUAL(shxk_attn_merge(q, o, 0, 2, 64, o, 0, 1), -EINVAL);
 }
 
+#if defined(__x86_64__)
+/* The flags line of /proc/cpuinfo, space-padded for word search; " " when
+ * there is none. */
+static void t_cpuinfo_flags(char *buf, size_t len)
+{
+	char line[8192];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	snprintf(buf, len, " ");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "flags", 5) && strchr(line, ':')) {
+			snprintf(buf, len, " %s", strchr(line, ':') + 1);
+			buf[strcspn(buf, "\n")] = ' ';
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+#endif
+
+static void t_cpu_info(void)
+{
+	struct shxk_cpu_info ci;
+	char line[256];
+
+	shxk_cpu_info(&ci);
+	CU_ASSERT(ci.model[0] != 0);
+	CU_ASSERT(shxk_cpu_describe(line, sizeof(line)) > 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(line, ci.model));
+	CU_ASSERT_PTR_NOT_NULL(strstr(line, shxk_isa_name()));
+	if (!ci.amx)
+		CU_ASSERT_EQUAL(ci.amx_perm, -ENODEV);
+#if defined(__x86_64__)
+	{
+		char flags[8192];
+		unsigned int want = 0;
+		uint64_t perm = 0;
+
+		/* cpuid's AMX units are the ones the kernel lists. */
+		t_cpuinfo_flags(flags, sizeof(flags));
+		want |= strstr(flags, " amx_tile ") ? SHXK_AMX_TILE : 0;
+		want |= strstr(flags, " amx_int8 ") ? SHXK_AMX_INT8 : 0;
+		want |= strstr(flags, " amx_bf16 ") ? SHXK_AMX_BF16 : 0;
+		CU_ASSERT_EQUAL(ci.amx, want);
+		/* Granted means the kernel now lists XTILEDATA (bit 18) in
+		 * this process's permissions (ARCH_GET_XCOMP_PERM). */
+		if (!ci.amx_perm) {
+			CU_ASSERT_EQUAL(syscall(SYS_arch_prctl, 0x1022, &perm), 0);
+			CU_ASSERT(perm & (1ull << 18));
+		}
+	}
+#endif
+	printf("\n  %s ", line);
+}
+
 static const struct t_test g_tests[] = {
 	{ "gemm_shapes", t_gemm_shapes },
 	{ "gemm_random", t_gemm_random },
@@ -651,6 +710,7 @@ static const struct t_test g_tests[] = {
 	{ "moe_combine", t_moe_combine },
 	{ "attn", t_attn },
 	{ "attn_invalid", t_attn_invalid },
+	{ "cpu_info", t_cpu_info },
 };
 
 int main(void)

@@ -75,6 +75,9 @@ void bench_team_run(struct bench_team *team, bench_fn fn, void *arg);
 void bench_team_free(struct bench_team *team);
 /* CPUs the process may run on. */
 int bench_ncpus(void);
+/* The CPU, the kernels' variant and AMX, for every header and JSON
+ * report (shxk_cpu_describe()). */
+const char *bench_cpu(void);
 /*
  * The calling thread's affinity, saved and put back around a peer that
  * pins it (OpenMP and ggml pin their caller and never unpin it). With

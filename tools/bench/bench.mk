@@ -62,6 +62,9 @@ check-bench-e2e: $(B)/syshax-bench $(B)/syshaxd
 		test $$(echo "$$out" | grep -o "\"$$k\": \(null\|$$num\)" | \
 			wc -l) -eq 3 || \
 			{ echo "check-bench-e2e: $$k not in 3 rows: $$out"; exit 1; }; \
-	done
+	done && \
+	{ echo "$$out" | grep -q '"cpu": "[^"]' || \
+		{ echo "check-bench-e2e: no cpu in: $$out"; exit 1; }; }
 	$(B)/syshax-bench e2e --preset 13b >/dev/null 2>&1; test $$? -eq 2
+	$(B)/syshax-bench e2e --shape llama3-70b >/dev/null 2>&1; test $$? -eq 2
 CHECKS += check-bench-e2e

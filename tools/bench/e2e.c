@@ -26,7 +26,8 @@
 #include "shxk.h"
 #include "syshax/rt.h"
 
-#define MAX_LIST	8	/* entries of --preset, --type, --seqs */
+#define MAX_LIST	8	/* entries of --preset, --shape, --type, --seqs */
+#define SHAPE_LAYERS	8	/* --shape models' layers by default */
 #define MAX_SEQS	64
 #define WARM_STEPS	4
 #define SHORT_PROMPT	16	/* tokens a decoding sequence starts with */
@@ -37,9 +38,11 @@
 
 struct e2e_conf {
 	const char *llama, *models;
-	const char *presets[MAX_LIST], *types[MAX_LIST];
+	/* presets[]: --preset's, then --shape's (real models' shapes) */
+	const char *presets[2 * MAX_LIST], *types[MAX_LIST];
 	unsigned int seqs[MAX_LIST];
-	unsigned int npresets, ntypes, nseqs, max_seqs;
+	unsigned int npresets, nshapes, ntypes, nseqs, max_seqs;
+	unsigned int layers;		/* --layers; 0: the default */
 	unsigned int threads, steps, prompt;
 	unsigned int ctx;		/* positions per sequence */
 	char exe[4096];
@@ -53,8 +56,10 @@ struct e2e_row {
 };
 
 struct e2e_model {
-	char file[64];
-	const char *preset, *type;
+	char file[96];
+	const char *arch, *preset, *type;
+	unsigned int n_layer;		/* 0: the preset's own */
+	struct syshax_model_info info;	/* as MODEL_LOAD reported it */
 	uint64_t weight_bytes, step_bytes;
 	struct e2e_row rows[1 + MAX_LIST];
 };
@@ -448,16 +453,20 @@ static int peer_decode(struct peer *p, const struct e2e_conf *c,
 static int model_file(const struct e2e_conf *c, struct e2e_model *m,
 		      char *path, size_t size)
 {
-	struct gm_opts go = { .arch = "llama", .preset = m->preset,
+	struct gm_opts go = { .arch = m->arch, .preset = m->preset,
 			      .type = strcmp(m->type, "q8_0") ? SHXK_Q4_0 :
 								 SHXK_Q8_0,
-			      .seed = 1 };
+			      .seed = 1, .n_layer = m->n_layer };
 	char tmp[4200 + 8], err[256];
 	struct stat st;
 	int ret;
 
-	snprintf(m->file, sizeof(m->file), "llama-%s-%s.gguf", m->preset,
-		 m->type);
+	if (m->n_layer)
+		snprintf(m->file, sizeof(m->file), "%s-%s-%ul-%s.gguf",
+			 m->arch, m->preset, m->n_layer, m->type);
+	else
+		snprintf(m->file, sizeof(m->file), "%s-%s-%s.gguf", m->arch,
+			 m->preset, m->type);
 	snprintf(path, size, "%s/%s", c->models, m->file);
 	if (!stat(path, &st))
 		return 0;
@@ -529,6 +538,7 @@ static int bench_model(const struct e2e_conf *c, int have_peer,
 		}
 	}
 	if (!ret) {
+		m->info = o.info;
 		m->weight_bytes = o.info.weight_bytes;
 		m->step_bytes = step_bytes(&o.info, m->type);
 		ret = measure(c, &o, &p, have_peer, m);
@@ -576,9 +586,10 @@ static void print_json_model(const struct e2e_model *m, unsigned int nrows,
 {
 	double roof = roofline(m, gbps);
 
-	printf("  {\"file\": \"%s\", \"preset\": \"%s\", \"type\": \"%s\", "
-	       "\"weight_bytes\": %llu, \"step_bytes\": %llu, ", m->file,
-	       m->preset, m->type, (unsigned long long)m->weight_bytes,
+	printf("  {\"file\": \"%s\", \"arch\": \"%s\", \"preset\": \"%s\", "
+	       "\"layers\": %u, \"type\": \"%s\", \"weight_bytes\": %llu, "
+	       "\"step_bytes\": %llu, ", m->file, m->arch, m->preset,
+	       m->info.n_layer, m->type, (unsigned long long)m->weight_bytes,
 	       (unsigned long long)m->step_bytes);
 	jnum("roofline_tps", roof, ", ");
 	jnum("ours_roof_pct", m->rows[1].ours / roof * 100, ", ");
@@ -603,9 +614,9 @@ static void print_json_model(const struct e2e_model *m, unsigned int nrows,
 static void print_json(const struct e2e_conf *c, const struct e2e_model *ms,
 		       unsigned int n, double gbps, const char *peer)
 {
-	printf("{\"command\": \"e2e\", \"threads\": %u, \"cpus\": %d, "
-	       "\"steps\": %u, \"prompt\": %u, ", c->threads, bench_ncpus(),
-	       c->steps, c->prompt);
+	printf("{\"command\": \"e2e\", \"cpu\": \"%s\", \"threads\": %u, "
+	       "\"cpus\": %d, \"steps\": %u, \"prompt\": %u, ", bench_cpu(),
+	       c->threads, bench_ncpus(), c->steps, c->prompt);
 	jnum("read_gbps", gbps, ", ");
 	if (peer)
 		printf("\"llama\": \"%s\", ", peer);
@@ -661,8 +672,8 @@ static void print_table(const struct e2e_conf *c, const struct e2e_model *ms,
 
 	getloadavg(load, 1);
 	printf("syshax-bench e2e: %d CPUs, %u threads both sides, load %.2f, "
-	       "read %.1f GB/s (sustained)\n", bench_ncpus(), c->threads,
-	       load[0], gbps);
+	       "read %.1f GB/s (sustained)\ncpu: %s\n", bench_ncpus(),
+	       c->threads, load[0], gbps, bench_cpu());
 	printf("ours:      syshaxd jobs, weights in the daemon's anonymous "
 	       "memory, f16 KV\n");
 	printf("llama.cpp: %s\n", peer ? peer :
@@ -680,23 +691,29 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: syshax-bench e2e [--llama DIR] [--models DIR] [--preset P,...]\n"
-"                        [--type T,...] [--seqs N,...] [--threads N]\n"
+"                        [--shape S,...] [--layers N] [--type T,...]\n"
+"                        [--seqs N,...] [--threads N]\n"
 "                        [--steps N] [--prompt N] [--syshaxd PATH] [--json]\n"
-"Whole steps of random-weight llama models, ours (PREFILL/DECODE jobs\n"
+"Whole steps of random-weight models, ours (PREFILL/DECODE jobs\n"
 "through a private syshaxd) against llama.cpp's libllama on the same GGUF\n"
 "file and threads: prompt processing, decode of 1..N sequences, and batch 1\n"
 "against the machine's read bandwidth.\n"
 "  --llama DIR    libllama's folder (tools/fetch-ggml.sh; default build/ggml)\n"
 "  --models DIR   where models are cached, generated when missing\n"
 "                 (default build/models)\n"
-"  --preset P,..  tiny, 1b, 7b (default 1b,7b)\n"
+"  --preset P,..  llama models tiny, 1b, 7b (default 1b,7b without --shape)\n"
+"  --shape S,...  real models' shapes and vocabularies: llama3-8b,\n"
+"                 qwen2.5-7b, r1-qwen-32b (qwen2), qwen3-30b-a3b (qwen3moe)\n"
+"  --layers N     cut every model to N layers (default: --shape's %d,\n"
+"                 --preset's whole)\n"
 "  --type T,...   q4_0, q8_0 (default both)\n"
 "  --seqs N,...   decode batch sizes, 1..%d (default 1,4,16)\n"
 "  --threads N    both sides' threads (default: every CPU)\n"
 "  --steps N      decode steps timed, after %d warm-up steps (default 32)\n"
 "  --prompt N     prompt tokens (default 128)\n"
 "  --syshaxd P    the daemon to start (default: beside this program)\n"
-"  --json         JSON instead of a table\n", MAX_SEQS, WARM_STEPS);
+"  --json         JSON instead of a table\n", SHAPE_LAYERS, MAX_SEQS,
+		WARM_STEPS);
 }
 
 /* Splits a comma list in place into out[]; 0, or -1 when malformed. */
@@ -728,6 +745,11 @@ static int check_conf(struct e2e_conf *c, const char *seqs[])
 	for (i = 0; i < c->npresets; i++)
 		if (!in(c->presets[i], presets, 3))
 			return -1;
+	for (i = 0; i < c->nshapes; i++)
+		if (!gm_shape_arch(c->presets[c->npresets + i]))
+			return -1;
+	if (c->layers > 256)
+		return -1;
 	for (i = 0; i < c->ntypes; i++)
 		if (!in(c->types[i], types, 2))
 			return -1;
@@ -754,6 +776,8 @@ static int parse(int argc, char **argv, struct e2e_conf *c, int *json)
 		{ "llama", required_argument, NULL, 'l' },
 		{ "models", required_argument, NULL, 'm' },
 		{ "preset", required_argument, NULL, 'p' },
+		{ "shape", required_argument, NULL, 'H' },
+		{ "layers", required_argument, NULL, 'L' },
 		{ "type", required_argument, NULL, 't' },
 		{ "seqs", required_argument, NULL, 's' },
 		{ "threads", required_argument, NULL, 'n' },
@@ -766,7 +790,7 @@ static int parse(int argc, char **argv, struct e2e_conf *c, int *json)
 	};
 	/* the defaults, split in place like optarg: once per process */
 	static char presets[] = "1b,7b", types[] = "q4_0,q8_0", seqs[] = "1,4,16";
-	char *lp = presets, *lt = types, *ls = seqs;
+	char *lp = NULL, *lh = NULL, *lt = types, *ls = seqs;
 	const char *sv[MAX_LIST];
 	int opt, bad = 0;
 
@@ -776,6 +800,8 @@ static int parse(int argc, char **argv, struct e2e_conf *c, int *json)
 		case 'l': c->llama = optarg; break;
 		case 'm': c->models = optarg; break;
 		case 'p': lp = optarg; break;
+		case 'H': lh = optarg; break;
+		case 'L': c->layers = (unsigned int)strtoul(optarg, NULL, 10); break;
 		case 't': lt = optarg; break;
 		case 's': ls = optarg; break;
 		case 'n': c->threads = (unsigned int)strtoul(optarg, NULL, 10); break;
@@ -787,7 +813,10 @@ static int parse(int argc, char **argv, struct e2e_conf *c, int *json)
 		default: usage(stderr); return 2;
 		}
 	}
-	bad |= split_list(lp, c->presets, &c->npresets);
+	if (lp || !lh)
+		bad |= split_list(lp ? lp : presets, c->presets, &c->npresets);
+	if (lh)
+		bad |= split_list(lh, c->presets + c->npresets, &c->nshapes);
 	bad |= split_list(lt, c->types, &c->ntypes);
 	bad |= split_list(ls, sv, &c->nseqs);
 	if (bad || optind < argc || check_conf(c, sv)) {
@@ -831,7 +860,7 @@ int bench_e2e_main(int argc, char **argv)
 	struct e2e_conf c = { .llama = "build/ggml", .models = "build/models",
 			      .threads = (unsigned int)bench_ncpus(),
 			      .steps = 32, .prompt = 128 };
-	struct e2e_model ms[MAX_LIST * MAX_LIST];
+	struct e2e_model ms[2 * MAX_LIST * MAX_LIST];
 	unsigned int n = 0;
 	char peer[256];
 	int json = 0, have_peer, failed = 0, ret;
@@ -850,10 +879,14 @@ int bench_e2e_main(int argc, char **argv)
 	if (read_gbps(c.threads, &gbps))
 		fprintf(stderr, "e2e: read bandwidth not measured\n");
 	memset(ms, 0, sizeof(ms));
-	for (unsigned int p = 0; p < c.npresets; p++)
+	for (unsigned int p = 0; p < c.npresets + c.nshapes; p++)
 		for (unsigned int t = 0; t < c.ntypes; t++) {
 			struct e2e_model *m = &ms[n];
+			const char *arch = gm_shape_arch(c.presets[p]);
 
+			m->arch = arch ? arch : "llama";
+			m->n_layer = c.layers ? c.layers :
+				     arch ? SHAPE_LAYERS : 0;
 			m->preset = c.presets[p];
 			m->type = c.types[t];
 			if (bench_model(&c, have_peer, m))

@@ -566,9 +566,9 @@ int bench_ffn_main(int argc, char **argv)
 			nres++;
 	}
 	if (json) {
-		printf("{\"command\": \"ffn\", \"hidden\": %u, \"ff\": %u, "
-		       "\"threads\": %u, \"results\": [", c.hidden, c.ff,
-		       c.threads);
+		printf("{\"command\": \"ffn\", \"cpu\": \"%s\", \"hidden\": %u, "
+		       "\"ff\": %u, \"threads\": %u, \"results\": [",
+		       bench_cpu(), c.hidden, c.ff, c.threads);
 		for (unsigned int i = 0; i < nres; i++)
 			printf("%s\n  {\"type\": \"%s\", \"job_us\": %.1f, "
 			       "\"exec_us\": %.1f, "
@@ -586,8 +586,8 @@ int bench_ffn_main(int argc, char **argv)
 		printf("\n]}\n");
 		return failed;
 	}
-	printf("FFN %ux%u, 1 token per job, %u threads, weights from DRAM\n",
-	       c.hidden, c.ff, c.threads);
+	printf("FFN %ux%u, 1 token per job, %u threads, weights from DRAM\n"
+	       "cpu: %s\n", c.hidden, c.ff, c.threads, bench_cpu());
 	printf("%-5s %9s %9s %9s %9s %9s %9s %10s %8s %9s\n", "type",
 	       "job us", "exec us", "bare us", "overhead", "tok/s 1cl", "tok/s 4cl", "tok/s 16cl",
 	       "16 vs 1", "tok/run16");

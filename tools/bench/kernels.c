@@ -14,6 +14,7 @@
 
 #include "bench.h"
 #include "kernels.h"
+#include "shxk.h"
 
 static const char *const g_wtype_names[BENCH_NWTYPES] = {
 	[BENCH_Q4_0] = "q4_0", [BENCH_Q8_0] = "q8_0", [BENCH_BF16] = "bf16",
@@ -311,22 +312,10 @@ static double load_average(void)
 
 static void describe_machine(struct run *r)
 {
-	char line[256];
-	FILE *f = fopen("/proc/cpuinfo", "r");
+	struct shxk_cpu_info ci;
 
-	snprintf(r->cpu_model, sizeof(r->cpu_model), "unknown CPU");
-	while (f && fgets(line, sizeof(line), f)) {
-		char *v = strchr(line, ':');
-
-		if (v && !strncmp(line, "model name", 10)) {
-			v += strspn(v + 1, " ") + 1;
-			v[strcspn(v, "\n\"\\")] = 0;
-			snprintf(r->cpu_model, sizeof(r->cpu_model), "%s", v);
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
+	shxk_cpu_info(&ci);
+	snprintf(r->cpu_model, sizeof(r->cpu_model), "%s", ci.model);
 	r->load[0] = load_average();
 }
 

@@ -80,8 +80,9 @@ static void print_header(const struct run *r)
 	const struct opts *o = &r->o;
 
 	printf("syshax-bench kernels: %s, %d CPUs, load %.2f -> %.2f\n"
-	       "kernels isa %s, q4_0/q8_0 layout %s, weights %s\n",
-	       r->cpu_model, bench_ncpus(), r->load[0], r->load[1], r->isa,
+	       "cpu: %s\nkernels isa %s, q4_0/q8_0 layout %s, weights %s\n",
+	       r->cpu_model, bench_ncpus(), r->load[0], r->load[1],
+	       bench_cpu(), r->isa,
 	       o->x8 ? "x8" : "rows",
 	       o->warm ? "rotated (>= 512 MiB), warm = one copy" :
 			 "rotated (>= 512 MiB)");

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "bench.h"
+#include "shxk.h"
 
 struct bench_team {
 	int nthr;
@@ -73,6 +74,15 @@ int bench_ncpus(void)
 	if (sched_getaffinity(0, sizeof(set), &set))
 		return 1;
 	return CPU_COUNT(&set);
+}
+
+const char *bench_cpu(void)
+{
+	static char line[256];
+
+	if (!line[0])
+		shxk_cpu_describe(line, sizeof(line));
+	return line;
 }
 
 int bench_affinity_save(cpu_set_t *saved, int pin)

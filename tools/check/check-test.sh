@@ -71,6 +71,16 @@ assert isinstance(by["module"]["loaded"], bool) and by["module"]["lib_uapi"] > 0
 assert by["daemon"]["found"] is False and len(by["daemon"]["tried"]) >= 1
 assert all(set(x) == {"node", "total", "free"} for x in by["hugepages"]["nodes"])
 assert by["cpu"]["variant"] in by["cpu"]["runs"], by["cpu"]
+# AMX as cpuid reports it is what the kernel lists in /proc/cpuinfo.
+flags = set()
+for line in open("/proc/cpuinfo"):
+    if line.startswith(("flags", "Features")):
+        flags = set(line.split(":", 1)[1].split())
+        break
+want_amx = [u for u in ("tile", "int8", "bf16") if "amx_" + u in flags]
+assert by["cpu"]["amx"] == want_amx, (by["cpu"], want_amx)
+assert isinstance(by["cpu"]["amx_usable"], bool) and by["cpu"]["model"], by["cpu"]
+assert by["cpu"]["amx_usable"] <= bool(want_amx), by["cpu"]
 PY
 
 # Usage.

@@ -576,7 +576,9 @@ static void check_cpu(void)
 	static const char *const names[] = { NULL };
 #endif
 	cJSON *d = cJSON_CreateObject(), *runs = cJSON_CreateArray();
+	cJSON *amx = cJSON_CreateArray();
 	const char *want = getenv("SYSHAX_ISA");
+	struct shxk_cpu_info ci;
 	char list[256] = "generic";
 	size_t i;
 	int ret, err;
@@ -591,8 +593,18 @@ static void check_cpu(void)
 		snprintf(list + n, sizeof(list) - n, " %s", names[i]);
 	}
 	ret = shxk_init();
+	shxk_cpu_info(&ci);
+	cJSON_AddStringToObject(d, "model", ci.model);
 	cJSON_AddItemToObject(d, "runs", runs);
 	cJSON_AddStringToObject(d, "variant", shxk_isa_name());
+	cJSON_AddItemToObject(d, "amx", amx);
+	if (ci.amx & SHXK_AMX_TILE)
+		cJSON_AddItemToArray(amx, cJSON_CreateString("tile"));
+	if (ci.amx & SHXK_AMX_INT8)
+		cJSON_AddItemToArray(amx, cJSON_CreateString("int8"));
+	if (ci.amx & SHXK_AMX_BF16)
+		cJSON_AddItemToArray(amx, cJSON_CreateString("bf16"));
+	cJSON_AddBoolToObject(d, "amx_usable", ci.amx && !ci.amx_perm);
 	if (ret) {
 		item("cpu", ST_FAIL, d, "unset SYSHAX_ISA, or name one this "
 		     "CPU runs", "SYSHAX_ISA=%s: %s; this CPU runs: %s",
@@ -606,8 +618,18 @@ static void check_cpu(void)
 		     "for this CPU)");
 		return;
 	}
-	item("cpu", ST_OK, d, NULL, "kernels %s (syshaxd's CPU engine); this "
-	     "CPU runs: %s", shxk_isa_name(), list);
+	if (ci.amx && ci.amx_perm) {
+		item("cpu", ST_WARN, d, "AMX needs Linux 5.16 or later (it "
+		     "enables the tile state) and no seccomp filter that "
+		     "denies arch_prctl",
+		     "%s: kernels %s; the CPU has AMX but this process may "
+		     "not use it: %s", ci.model, shxk_isa_name(),
+		     strerror(-ci.amx_perm));
+		return;
+	}
+	item("cpu", ST_OK, d, NULL, "%s: kernels %s (syshaxd's CPU engine); "
+	     "this CPU runs: %s; AMX %s", ci.model, shxk_isa_name(), list,
+	     ci.amx ? "usable (no AMX kernels in this build)" : "none");
 }
 
 /* ---- the daemon's memory cap ----------------------------------------- */

@@ -60,6 +60,25 @@ static const struct gm_arch {
 	{ "qwen3moe", A_MOE, g_moe },
 };
 
+/*
+ * Real models' shapes, whole (a benchmark cuts the layers with
+ * gm_opts.n_layer), each only in its own architecture: vocabulary, widths,
+ * heads and head size as the models' config.json give them.
+ */
+static const struct {
+	const char *arch;
+	struct gm_shape s;
+} g_real[] = {
+	{ "llama", { "llama3-8b", 128256, 4096, 32, 32, 8, 128, 14336, 0, 0,
+		     500000 } },
+	{ "qwen2", { "qwen2.5-7b", 152064, 3584, 28, 28, 4, 128, 18944, 0, 0,
+		     0 } },
+	{ "qwen2", { "r1-qwen-32b", 152064, 5120, 64, 40, 8, 128, 27648, 0, 0,
+		     0 } },
+	{ "qwen3moe", { "qwen3-30b-a3b", 151936, 2048, 48, 32, 4, 128, 768,
+			128, 8, 0 } },
+};
+
 #define NR_SHAPES	(sizeof(g_dense) / sizeof(g_dense[0]))
 #define NR_ARCHS	(sizeof(g_archs) / sizeof(g_archs[0]))
 
@@ -73,30 +92,48 @@ static const struct gm_arch *find_arch(const char *name)
 	return NULL;
 }
 
+const char *gm_shape_arch(const char *preset)
+{
+	for (size_t i = 0; preset && i < sizeof(g_real) / sizeof(g_real[0]); i++)
+		if (!strcmp(g_real[i].s.name, preset))
+			return g_real[i].arch;
+	return NULL;
+}
+
+/* The preset's shape in a: its own table's, or a real model's of a. */
+static const struct gm_shape *find_shape(const struct gm_arch *a,
+					 const char *preset)
+{
+	size_t i;
+
+	for (i = 0; a && preset && i < NR_SHAPES; i++)
+		if (!strcmp(a->shapes[i].name, preset))
+			return &a->shapes[i];
+	for (i = 0; a && preset && i < sizeof(g_real) / sizeof(g_real[0]); i++)
+		if (!strcmp(g_real[i].s.name, preset) &&
+		    !strcmp(g_real[i].arch, a->name))
+			return &g_real[i].s;
+	return NULL;
+}
+
 int gm_preset(const char *arch, const char *preset, struct gm_hparams *hp)
 {
 	const struct gm_arch *a = find_arch(arch);
-	const struct gm_shape *s;
-	size_t i;
+	const struct gm_shape *s = find_shape(a, preset);
 
-	for (i = 0; a && preset && i < NR_SHAPES; i++) {
-		s = &a->shapes[i];
-		if (strcmp(s->name, preset))
-			continue;
-		*hp = (struct gm_hparams){
-			.arch = a->name, .n_layer = s->n_layer,
-			.n_embd = s->n_embd, .n_head = s->n_head,
-			.n_head_kv = s->n_head_kv, .head_dim = s->head_dim,
-			.n_ff = s->n_ff, .n_vocab = s->n_vocab,
-			.n_expert = s->n_expert,
-			.n_expert_used = s->n_expert_used,
-			.n_ctx_train = 4096,
-			.rope_base = a->flag == A_LLAMA ? s->rope_base : 1e6f,
-			.rms_eps = a->flag == A_LLAMA ? 1e-5f : 1e-6f,
-		};
-		return 0;
-	}
-	return -EINVAL;
+	if (!s)
+		return -EINVAL;
+	*hp = (struct gm_hparams){
+		.arch = a->name, .n_layer = s->n_layer,
+		.n_embd = s->n_embd, .n_head = s->n_head,
+		.n_head_kv = s->n_head_kv, .head_dim = s->head_dim,
+		.n_ff = s->n_ff, .n_vocab = s->n_vocab,
+		.n_expert = s->n_expert, .n_expert_used = s->n_expert_used,
+		.n_ctx_train = 4096,
+		.rope_base = a->flag == A_LLAMA ? s->rope_base : 1e6f,
+		.rms_eps = a->flag == A_LLAMA ? 1e-5f : 1e-6f,
+	};
+	return 0;
 }
 
 /* ---- the tensors ---- */

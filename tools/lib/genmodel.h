@@ -67,8 +67,25 @@ struct gm_opts {
 	int tied;
 };
 
-/* The shape of a preset for an arch: 0, or -EINVAL (unknown name). */
+/*
+ * The shape of a preset for an arch: 0, or -EINVAL (unknown name). Besides
+ * the table above, real models' shapes, each in its own arch only, whole
+ * (cut them with gm_opts.n_layer):
+ *
+ *	arch      preset        vocab  embd layer head kv hd  ff    experts
+ *	llama     llama3-8b     128256 4096 32    32   8  128 14336 -
+ *	qwen2     qwen2.5-7b    152064 3584 28    28   4  128 18944 -
+ *	qwen2     r1-qwen-32b   152064 5120 64    40   8  128 27648 -
+ *	qwen3moe  qwen3-30b-a3b 151936 2048 48    32   4  128 768   128 (8)
+ *
+ * (Meta-Llama-3-8B, Qwen2.5-7B, DeepSeek-R1-Distill-Qwen-32B,
+ * Qwen3-30B-A3B; rope base 5e5 for Llama 3, 1e6 for the others.)
+ */
 int gm_preset(const char *arch, const char *preset, struct gm_hparams *hp);
+
+/* The arch of a real model's preset ("qwen2" for "qwen2.5-7b"), or NULL
+ * (not one of them). */
+const char *gm_shape_arch(const char *preset);
 
 /* Writes the model; 0 or -errno with a message in err. Progress on long
  * writes (1b, 7b) goes to stderr when progress is non-zero. */

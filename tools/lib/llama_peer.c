@@ -566,3 +566,103 @@ void llp_close(struct llp *l)
 		dlclose(l->lib);
 	free(l);
 }
+
+/* ---- chat templates: llama_chat_apply_template (no model needed) ---- */
+
+int llp_chat_apply(struct llp *l, const char *tmpl,
+		   const struct llp_chat_msg *msgs, size_t n, int add_assistant,
+		   char *buf, size_t len)
+{
+	int32_t (*apply)(const char *tmpl, const struct llp_chat_msg *chat,
+			 size_t n_msg, bool add_ass, char *buf, int32_t length);
+	int32_t r;
+
+	*(void **)&apply = dlsym(l->lib, "llama_chat_apply_template");
+	if (!apply)
+		return -EPROTO;
+	r = apply(tmpl, msgs, n, add_assistant != 0, buf,
+		  len > INT32_MAX ? INT32_MAX : (int32_t)len);
+	return r < 0 ? -ENOENT : r;
+}
+
+/*
+ * The tokenizer: a vocab-only load and llama.cpp's tokenizer calls. Their
+ * symbols are bound when a vocabulary is loaded (every libllama this peer
+ * accepts has them; one libllama per process, so one table).
+ */
+static struct {
+	int32_t (*tokenize)(const struct llama_vocab *v, const char *text,
+			    int32_t len, int32_t *ids, int32_t max,
+			    bool add_special, bool parse_special);
+	int32_t (*piece)(const struct llama_vocab *v, int32_t id, char *buf,
+			 int32_t len, int32_t lstrip, bool special);
+	int32_t (*bos)(const struct llama_vocab *v);
+	int32_t (*eos)(const struct llama_vocab *v);
+	int32_t (*eot)(const struct llama_vocab *v);
+	bool (*is_eog)(const struct llama_vocab *v, int32_t id);
+} llp_tok;
+
+int llp_load_vocab(struct llp *l, const char *gguf, char *err, size_t errlen)
+{
+	static const char *const sym[] = {
+		"llama_tokenize", "llama_token_to_piece", "llama_vocab_bos",
+		"llama_vocab_eos", "llama_vocab_eot", "llama_vocab_is_eog",
+	};
+	void **fn = (void **)&llp_tok;
+	struct llama_model_params p = l->mdef;
+
+	if (l->model)
+		return fail(err, errlen, -EBUSY, "a model is loaded already");
+	for (size_t i = 0; i < sizeof(sym) / sizeof(sym[0]); i++)
+		if (!(fn[i] = dlsym(l->lib, sym[i])))
+			return fail(err, errlen, -EPROTO, "libllama: no %s",
+				    sym[i]);
+	p.n_gpu_layers = 0;
+	p.load_mode = LLAMA_LOAD_MODE_NONE;
+	p.lazy_mode = LLAMA_LAZY_MODE_OFF;
+	p.vocab_only = true;
+	l->model = l->f.model_load(gguf, p);
+	if (!l->model)
+		return fail(err, errlen, -EINVAL,
+			    "libllama cannot load the vocabulary of %s (its log says why)",
+			    gguf);
+	l->n_vocab = l->f.vocab_n_tokens(l->f.model_get_vocab(l->model));
+	return 0;
+}
+
+#define LLP_VOCAB(l) (l->f.model_get_vocab(l->model))
+
+int32_t llp_tokenize(struct llp *l, const char *text, int32_t len,
+		     int32_t *ids, int32_t max, int add_special,
+		     int parse_special)
+{
+	return llp_tok.tokenize(LLP_VOCAB(l), text, len, ids, max,
+				add_special, parse_special);
+}
+
+int32_t llp_piece(struct llp *l, int32_t id, char *buf, int32_t len,
+		  int32_t lstrip, int special)
+{
+	return llp_tok.piece(LLP_VOCAB(l), id, buf, len, lstrip, special);
+}
+
+int32_t llp_vocab_bos(struct llp *l)
+{
+	return llp_tok.bos(LLP_VOCAB(l));
+}
+
+int32_t llp_vocab_eos(struct llp *l)
+{
+	return llp_tok.eos(LLP_VOCAB(l));
+}
+
+int32_t llp_vocab_eot(struct llp *l)
+{
+	return llp_tok.eot(LLP_VOCAB(l));
+}
+
+int llp_vocab_is_eog(struct llp *l, int32_t id)
+{
+	return llp_tok.is_eog(LLP_VOCAB(l), id);
+}
+#undef LLP_VOCAB

@@ -80,6 +80,41 @@ void llp_clear(struct llp *l);
  * tools/fetch-ggml.sh wrote, where known. */
 const char *llp_version(const struct llp *l);
 
+/*
+ * The tokenizer (tests/text): a GGUF's vocabulary alone (vocab_only: no
+ * tensors are read, the file may have none), then llama_tokenize and
+ * llama_token_to_piece on it. Once per llp, instead of llp_load.
+ */
+int llp_load_vocab(struct llp *l, const char *gguf, char *err, size_t errlen);
+/* llama_tokenize: the ids' count; more than max: minus the count. */
+int32_t llp_tokenize(struct llp *l, const char *text, int32_t len,
+		     int32_t *ids, int32_t max, int add_special,
+		     int parse_special);
+/* llama_token_to_piece: bytes written; too small: minus the length. */
+int32_t llp_piece(struct llp *l, int32_t id, char *buf, int32_t len,
+		  int32_t lstrip, int special);
+/* llama_vocab_bos/eos/eot (-1: none) and llama_vocab_is_eog. */
+int32_t llp_vocab_bos(struct llp *l);
+int32_t llp_vocab_eos(struct llp *l);
+int32_t llp_vocab_eot(struct llp *l);
+int llp_vocab_is_eog(struct llp *l, int32_t id);
+
 void llp_close(struct llp *l);
+
+/* ---- chat templates: llama_chat_apply_template (no model needed) ---- */
+
+struct llp_chat_msg {		/* struct llama_chat_message */
+	const char *role;
+	const char *content;
+};
+
+/*
+ * llama.cpp's rendering of n messages by tmpl (a template's text or one
+ * of its names) into buf, snprintf-like: the bytes needed; -ENOENT when
+ * libllama knows no such template, -EPROTO without the symbol.
+ */
+int llp_chat_apply(struct llp *l, const char *tmpl,
+		   const struct llp_chat_msg *msgs, size_t n, int add_assistant,
+		   char *buf, size_t len);
 
 #endif

@@ -116,6 +116,7 @@ int top_init(struct top *t)
 	/* The variant the kernels' dispatch picks here (as syshaxd's). */
 	shxk_init();
 	t->isa = shxk_isa_name();
+	shxk_cpu_describe(t->cpu, sizeof(t->cpu));
 	t->nr_nodes = count_nodes();
 	t->start = top_now();
 	broker_start(t);

@@ -32,9 +32,9 @@ void top_print_plain(struct top *t, FILE *f)
 	else
 		fprintf(f, "backend: syshaxd (UAPI %u, pid %d)",
 			t->ver.uapi_version, t->broker_pid);
-	fprintf(f, "  uptime %s%s  nodes %d  kernels %s\n", up,
+	fprintf(f, "  uptime %s%s  nodes %d  kernels %s\ncpu: %s\n", up,
 		t->broker_start >= 0 ? "" : " (of syshax-top)", t->nr_nodes,
-		t->isa);
+		t->isa, t->cpu);
 	top_fmt_bytes(a, sizeof(a), s->st.pinned_bytes);
 	top_fmt_bytes(b, sizeof(b), t->ver.max_pinned);
 	fprintf(f, "\npinned %s / cap %s in %llu buffers\n", a, b,
@@ -133,6 +133,7 @@ int top_print_json(struct top *t, FILE *f)
 		num(o, "pid", t->broker_pid);
 	num(root, "numa_nodes", t->nr_nodes);
 	cJSON_AddStringToObject(root, "cpu_kernels", t->isa);
+	cJSON_AddStringToObject(root, "cpu", t->cpu);
 
 	o = cJSON_AddObjectToObject(root, "memory");
 	num(o, "pinned_bytes", (double)s->st.pinned_bytes);

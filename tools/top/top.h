@@ -31,6 +31,7 @@ struct top {
 	struct syshax_version_args ver;
 	enum syshax_backend backend;
 	const char *isa;		/* kernels' variant (libshxk) */
+	char cpu[256];			/* the CPU, variant, AMX (libshxk) */
 	int nr_nodes;			/* online NUMA nodes */
 	int broker_pid;			/* syshaxd's pid; 0: unknown */
 	double broker_start;		/* its start, monotonic s; < 0: none */

@@ -128,7 +128,8 @@ static int draw_header(struct ui *u, int y)
 	put(y + 1, "NUMA nodes %d  CPU kernels %s  refresh %.1fs  sort: %s%s",
 	    t->nr_nodes, t->isa, u->interval, sort_name[u->sort],
 	    u->paused ? "  [PAUSED]" : "");
-	return y + 3;
+	put(y + 2, "CPU %s", t->cpu);
+	return y + 4;
 }
 
 static int draw_memory(struct ui *u, int y)

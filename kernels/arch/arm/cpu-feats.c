@@ -5,6 +5,8 @@
  */
 #include <asm/hwcap.h>
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -29,6 +31,42 @@ static int has_i8mm(void)
 static int has_sve(void)
 {
 	return has_neon() && (getauxval(AT_HWCAP) & HWCAP_SVE);
+}
+
+/* MIDR_EL1 implementer and part numbers of the server cores we target. */
+static const struct {
+	unsigned impl, part;
+	const char *name;
+} g_cores[] = {
+	{ 0x41, 0xd0c, "Arm Neoverse-N1" },
+	{ 0x41, 0xd40, "Arm Neoverse-V1" },
+	{ 0x41, 0xd49, "Arm Neoverse-N2" },
+	{ 0x41, 0xd4f, "Arm Neoverse-V2" },
+	{ 0x48, 0xd01, "HiSilicon Kunpeng 920 (TaiShan v110)" },
+	{ 0x48, 0xd02, "HiSilicon TaiShan v120" },
+};
+
+void shxk_cpu_probe(struct shxk_cpu_info *ci)
+{
+	uint64_t midr;
+	unsigned impl, part;
+
+	memset(ci, 0, sizeof(*ci));
+	ci->amx_perm = -ENODEV;
+	/* The kernel emulates EL0 reads of the ID registers (HWCAP_CPUID). */
+	if (!(getauxval(AT_HWCAP) & HWCAP_CPUID)) {
+		snprintf(ci->model, sizeof(ci->model), "unknown Arm CPU");
+		return;
+	}
+	__asm__ volatile("mrs %0, MIDR_EL1" : "=r"(midr));
+	impl = (midr >> 24) & 0xff;
+	part = (midr >> 4) & 0xfff;
+	snprintf(ci->model, sizeof(ci->model), "Arm CPU (MIDR implementer "
+		 "0x%02x part 0x%03x)", impl, part);
+	for (size_t i = 0; i < sizeof(g_cores) / sizeof(g_cores[0]); i++)
+		if (g_cores[i].impl == impl && g_cores[i].part == part)
+			snprintf(ci->model, sizeof(ci->model), "%s",
+				 g_cores[i].name);
 }
 
 static const struct {

@@ -6,12 +6,20 @@
  */
 #include <cpuid.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "../../internal.h"
 
 #define XCR0_AVX	0x06	/* SSE + AVX state */
 #define XCR0_AVX512	0xe6	/* + opmask, ZMM_Hi256, Hi16_ZMM */
+#define XCR0_AMX	0x60000	/* XTILECFG, XTILEDATA */
+
+/* asm/prctl.h (Linux 5.16), which Debian's libc headers do not carry. */
+#define ARCH_REQ_XCOMP_PERM	0x1023
+#define XFEATURE_XTILEDATA	18
 
 static uint64_t xcr0(void)
 {
@@ -51,6 +59,52 @@ static int has_avx512bf16(void)
 
 	return has_avx512() && __get_cpuid_count(7, 1, &a, &b, &c, &d) &&
 	       (a & bit_AVX512BF16);
+}
+
+/* The brand string, leading and trailing blanks dropped. */
+static void brand(char *buf, size_t len)
+{
+	unsigned r[12];
+	char s[sizeof(r) + 1];
+	size_t i, n;
+
+	snprintf(buf, len, "unknown x86 CPU");
+	if (__get_cpuid_max(0x80000000, NULL) < 0x80000004)
+		return;
+	for (i = 0; i < 3; i++)
+		__get_cpuid(0x80000002 + i, &r[4 * i], &r[4 * i + 1],
+			    &r[4 * i + 2], &r[4 * i + 3]);
+	memcpy(s, r, sizeof(r));
+	s[sizeof(r)] = 0;
+	i = strspn(s, " ");
+	n = strlen(s);
+	while (n > i && s[n - 1] == ' ')
+		n--;
+	if (n > i)
+		snprintf(buf, len, "%.*s", (int)(n - i), s + i);
+}
+
+void shxk_cpu_probe(struct shxk_cpu_info *ci)
+{
+	unsigned a, b, c, d;
+
+	memset(ci, 0, sizeof(*ci));
+	brand(ci->model, sizeof(ci->model));
+	ci->amx_perm = -ENODEV;
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return;
+	ci->amx = (d & (1u << 24) ? SHXK_AMX_TILE : 0) |
+		  (d & (1u << 25) ? SHXK_AMX_INT8 : 0) |
+		  (d & (1u << 22) ? SHXK_AMX_BF16 : 0);
+	if (!(ci->amx & SHXK_AMX_TILE))
+		return;
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) ||
+	    (xcr0() & XCR0_AMX) != XCR0_AMX) {
+		ci->amx_perm = -EOPNOTSUPP;	/* kernel before 5.16 */
+		return;
+	}
+	ci->amx_perm = syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM,
+			       XFEATURE_XTILEDATA) ? -errno : 0;
 }
 
 static const struct {
