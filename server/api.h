@@ -13,16 +13,27 @@
 #include <stdint.h>
 #include <stddef.h>
 
-struct api_limits {
+#include "sample.h"
+
+struct shx_tok;
+
+/* What a request is checked against and turned into ids with. */
+struct api_ctx {
 	uint32_t n_vocab;
 	uint32_t max_ctx;		/* prompt + max_tokens */
 	uint32_t max_kv;		/* positions the whole KV cache holds */
+	const struct shx_tok *tok;	/* NULL: token-id prompts only */
+	int tmpl;			/* enum shx_chat_tmpl, -1: none */
 };
 
 struct api_req {
-	bool chat, stream, include_usage, return_tokens;
+	bool chat, stream, include_usage, return_tokens, ignore_eos;
 	int32_t *ids;			/* the prompt, malloc'ed */
 	uint32_t n_ids, max_tokens;
+	struct shx_sample_params sp;
+	bool greedy;			/* no sampler needed */
+	char *stops[SHX_STOP_MAX];	/* malloc'ed */
+	size_t n_stops;
 };
 
 struct api_err {
@@ -35,7 +46,7 @@ struct api_err {
 
 /* 0, or -EINVAL with *e filled (the status to answer with). */
 int api_parse(const char *body, size_t len, bool chat,
-	      const struct api_limits *lim, struct api_req *q,
+	      const struct api_ctx *lim, struct api_req *q,
 	      struct api_err *e);
 void api_req_free(struct api_req *q);
 
@@ -51,14 +62,21 @@ struct api_meta {
 	long created;
 };
 
-/* A whole completion: ids generated, why it ended ("length", "stop"). */
+/* A whole completion: ids generated, their text, why it ended ("length",
+ * "stop"). */
 char *api_completion_json(const struct api_req *q, const struct api_meta *m,
-			  const int32_t *ids, uint32_t n, const char *finish);
-/* A streamed chunk of ids (n may be 0); finish NULL while it runs; with
- * usage, the usage object (include_usage's last chunk, no choices). */
+			  const int32_t *ids, uint32_t n, const char *text,
+			  const char *finish);
+/* A streamed chunk of ids (n may be 0) and text; first: a chat's first
+ * chunk (its role); finish NULL while it runs; with usage, the usage object
+ * (include_usage's last chunk, no choices). */
 char *api_chunk_json(const struct api_req *q, const struct api_meta *m,
-		     const int32_t *ids, uint32_t n, const char *finish,
-		     const uint32_t *usage_gen);
+		     const int32_t *ids, uint32_t n, const char *text,
+		     bool first, const char *finish, const uint32_t *usage_gen);
+/* POST /tokenize and /detokenize (llama-server's): {"content": text} ->
+ * {"tokens": [ids]}, {"tokens": [ids]} -> {"content": text}. */
+char *api_tokenize(const char *body, size_t len, const struct api_ctx *c,
+		   bool detok, struct api_err *e);
 char *api_models_json(const char *model, long created, uint32_t n_vocab,
 		      uint32_t max_ctx);
 

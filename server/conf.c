@@ -34,6 +34,9 @@ static const struct key {
 	  "model_dir" },
 	{ "model_name", K_STR, C(model_name), 128, 0, 0,
 	  "the id /v1/models lists (default: the file's name)" },
+	{ "chat_template", K_STR, C(chat_template), 64, 0, 0,
+	  "llama.cpp's name of the chat template (chatml, llama3, ...; "
+	  "default: recognised from the GGUF's, else chatml)" },
 	{ "cpu_max_batch_size", K_UINT, SC(cpu_max_batch_size), 0, 1, 4096,
 	  "rows per DECODE job (default 32; syshaxd's key of the same name "
 	  "caps its batches)" },

@@ -22,6 +22,7 @@ struct serve_conf {
 	unsigned int port;
 	char model[PATH_MAX];
 	char model_name[128];		/* "": the model file's name */
+	char chat_template[64];		/* llama.cpp's name; "": the GGUF's */
 	char syshaxd[PATH_MAX];		/* "": beside this program */
 	unsigned int threads;		/* a private syshaxd's; 0: its own */
 	bool private;

@@ -21,6 +21,7 @@
 
 #include "api.h"
 #include "sched.h"
+#include "tokenizer.h"
 
 #define JSON_TYPE	"application/json"
 #define RETRY_AFTER	"1"	/* s, with 503 */
@@ -50,6 +51,7 @@ struct conn {
 	char *pend;
 	size_t pend_len, pend_off, pend_cap;
 	uint32_t n_sent;
+	size_t text_sent;
 	bool eos;
 };
 
@@ -146,15 +148,23 @@ static bool event(struct conn *c, char *json)
 	return ok;
 }
 
-/* The events of the tokens not sent yet and of the end (under the lock). */
+/* The events of the tokens and text not sent yet and of the end (under
+ * the lock). */
 static bool fill(struct conn *c)
 {
 	struct sreq *r = c->r;
+	const char *text = r->text ? r->text + c->text_sent : "";
 	bool ok = true;
 
-	for (; ok && c->n_sent < r->n_out; c->n_sent++)
+	if (c->n_sent < r->n_out || *text) {
 		ok = event(c, api_chunk_json(&c->q, &c->meta,
-					     &r->out[c->n_sent], 1, NULL, NULL));
+					     &r->out[c->n_sent],
+					     r->n_out - c->n_sent, text,
+					     !c->n_sent && !c->text_sent, NULL,
+					     NULL));
+		c->n_sent = r->n_out;
+		c->text_sent = r->text_len;
+	}
 	if (!ok || r->finish == FIN_NONE)
 		return ok;
 	if (r->finish == FIN_ERROR) {
@@ -163,11 +173,13 @@ static bool fill(struct conn *c)
 		api_err_set(&e, 500, "server_error", NULL, "%s", r->err);
 		ok = event(c, api_error_json(&e));
 	} else {
-		ok = event(c, api_chunk_json(&c->q, &c->meta, NULL, 0,
-					     finish_name(r->finish), NULL));
+		ok = event(c, api_chunk_json(&c->q, &c->meta, NULL, 0, "",
+					     false, finish_name(r->finish),
+					     NULL));
 		if (ok && c->q.include_usage)
 			ok = event(c, api_chunk_json(&c->q, &c->meta, NULL, 0,
-						     NULL, &r->n_out));
+						     "", false, NULL,
+						     &r->n_out));
 	}
 	c->eos = true;
 	return ok && pend_add(c, "data: [DONE]\n\n", NULL);
@@ -242,22 +254,53 @@ static enum MHD_Result reply_done(struct conn *c)
 		return fail(c, 500, "server_error", "%s", r->err);
 	return reply(c, MHD_HTTP_OK, JSON_TYPE,
 		     api_completion_json(&c->q, &c->meta, r->out, r->n_out,
+					 r->text ? r->text : "",
 					 finish_name(r->finish)), false);
+}
+
+static void api_ctx_of(const struct http *h, struct api_ctx *a)
+{
+	const struct sched_conf *sc = sched_conf(h->s);
+
+	*a = (struct api_ctx){
+		.n_vocab = sched_model(h->s)->n_vocab, .max_ctx = sc->max_ctx,
+		.max_kv = sc->kv_blocks * sc->block_size, .tok = h->c.tok,
+		.tmpl = h->c.tmpl,
+	};
+}
+
+/* The sampler, stop strings and text decoder q asks for, into r. */
+static int text_state(const struct http *h, const struct api_req *q,
+		      struct sreq *r)
+{
+	int ret = 0;
+
+	r->ignore_eos = q->ignore_eos;
+	if (!q->greedy) {
+		ret = shx_sampler_new(&q->sp, (int32_t)sched_model(h->s)->n_vocab,
+				      &r->sampler);
+		/* The penalties look back at the prompt too (llama-server). */
+		for (uint32_t i = 0; !ret && i < q->n_ids; i++)
+			shx_sampler_accept(r->sampler, q->ids[i]);
+	}
+	if (!ret && q->n_stops)
+		ret = shx_stop_new((const char *const *)q->stops, q->n_stops,
+				   &r->stop);
+	if (h->c.tok)
+		shx_detok_init(&r->detok, h->c.tok, SHX_DETOK_CONTINUE);
+	return ret;
 }
 
 static enum MHD_Result generate(struct conn *c, bool chat)
 {
 	struct http *h = c->h;
-	const struct syshax_model_info *mi = sched_model(h->s);
 	const struct sched_conf *sc = sched_conf(h->s);
-	const struct api_limits lim = {
-		.n_vocab = mi->n_vocab, .max_ctx = sc->max_ctx,
-		.max_kv = sc->kv_blocks * sc->block_size,
-	};
+	struct api_ctx lim;
 	struct api_err e;
 	struct sreq *r;
 	int ret;
 
+	api_ctx_of(h, &lim);
 	if (api_parse(c->body ? c->body : "", c->len, chat, &lim, &c->q, &e))
 		return reply_err(c, &e);
 	r = sreq_new(c->q.n_ids, c->q.max_tokens);
@@ -265,6 +308,10 @@ static enum MHD_Result generate(struct conn *c, bool chat)
 		return reply(c, 500, JSON_TYPE, NULL, false);
 	memcpy(r->prompt, c->q.ids, (size_t)c->q.n_ids * 4);
 	r->owner = c;
+	if (text_state(h, &c->q, r)) {
+		sreq_put(h->s, r);
+		return reply(c, 500, JSON_TYPE, NULL, false);
+	}
 	ret = sched_submit(h->s, r);
 	if (ret) {
 		sreq_put(h->s, r);
@@ -310,6 +357,19 @@ static enum MHD_Result metrics(struct conn *c)
 	return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4", buf, false);
 }
 
+static enum MHD_Result tokenize(struct conn *c, bool detok)
+{
+	struct api_err e = { 0 };
+	struct api_ctx a;
+	char *json;
+
+	api_ctx_of(c->h, &a);
+	json = api_tokenize(c->body ? c->body : "", c->len, &a, detok, &e);
+	if (!json && e.status)
+		return reply_err(c, &e);
+	return reply(c, MHD_HTTP_OK, JSON_TYPE, json, false);
+}
+
 static enum MHD_Result health(struct conn *c)
 {
 	bool up;
@@ -332,6 +392,7 @@ static enum MHD_Result route(struct conn *c, const char *url,
 		{ "/health", "GET", 0 }, { "/v1/models", "GET", 1 },
 		{ "/metrics", "GET", 2 }, { "/v1/completions", "POST", 3 },
 		{ "/v1/chat/completions", "POST", 4 },
+		{ "/tokenize", "POST", 5 }, { "/detokenize", "POST", 6 },
 	};
 	const struct syshax_model_info *mi = sched_model(c->h->s);
 
@@ -350,6 +411,9 @@ static enum MHD_Result route(struct conn *c, const char *url,
 				mi->n_vocab, sched_conf(c->h->s)->max_ctx), false);
 		case 2:
 			return metrics(c);
+		case 5:
+		case 6:
+			return tokenize(c, routes[i].what == 6);
 		default:
 			return generate(c, routes[i].what == 4);
 		}

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct sched;
+struct shx_tok;
 
 struct http_conf {
 	const char *host;
@@ -20,6 +21,8 @@ struct http_conf {
 	unsigned int max_connections;
 	unsigned int conn_timeout;	/* s: idle, and a whole body's upload */
 	unsigned int max_body;		/* bytes; more: 413 */
+	const struct shx_tok *tok;	/* NULL: token ids only */
+	int tmpl;			/* enum shx_chat_tmpl, -1: none */
 };
 
 struct http;

@@ -19,7 +19,8 @@
 #include "standin.h"
 #include "stepjob.h"
 
-#define ROW		8	/* an output row: one (s32 id, f32 logit) pair */
+#define PAIR		8	/* (s32 id, f32 logit) */
+#define ROW		(SCHED_TOPK * PAIR) /* an output row */
 #define WAIT_NS		(120ULL * 1000000000ULL) /* a step this slow: lost */
 #define RETRY_S		1	/* between attempts to reach the backend */
 
@@ -166,8 +167,11 @@ static void put_locked(struct sreq *r)
 {
 	if (--r->refs)
 		return;
+	shx_sampler_free(r->sampler);
+	shx_stop_free(r->stop);
 	free(r->prompt);
 	free(r->out);
+	free(r->text);
 	free(r);
 }
 
@@ -297,6 +301,11 @@ static void admit(struct sched *s)
 	}
 }
 
+static uint32_t topk(const struct sched *s)
+{
+	return s->info.n_vocab < SCHED_TOPK ? s->info.n_vocab : SCHED_TOPK;
+}
+
 /* A step of n rows: the params, the caches, the output. */
 static void step_of(const struct sched *s, uint32_t n, struct sj_step *st)
 {
@@ -307,10 +316,10 @@ static void step_of(const struct sched *s, uint32_t n, struct sj_step *st)
 			.num_blocks = s->c.kv_blocks,
 			.max_blocks = s->max_blocks,
 			.kv_type = s->c.kv_type,
-			.out = SYSHAX_STEP_OUT_TOPK, .topk = 1,
+			.out = SYSHAX_STEP_OUT_TOPK, .topk = topk(s),
 		},
 		.k = { &s->k, 0 }, .v = { &s->v, 0 }, .kv_bytes = s->k.size,
-		.out_bytes = (uint64_t)n * ROW,
+		.out_bytes = (uint64_t)n * topk(s) * PAIR,
 	};
 }
 
@@ -362,7 +371,8 @@ static void plan_step(struct sched *s, struct plan *p)
 		st.pos = (struct sj_ref){ &s->io, s->off_pos + j * B * 4ULL };
 		st.bt = (struct sj_ref){ &s->io, s->off_dbt +
 					 (uint64_t)j * B * s->max_blocks * 4 };
-		st.out = (struct sj_ref){ &s->io, s->off_out + j * B * ROW };
+		st.out = (struct sj_ref){ &s->io, s->off_out +
+					  (uint64_t)j * B * topk(s) * PAIR };
 		sj_step(&p->jobs[j], SYSHAX_OP_DECODE, j, &st);
 		if (s->xpu && s->c.pd_offload)
 			p->jobs[j].flags = SYSHAX_JOB_MAY_DEFER;
@@ -379,7 +389,7 @@ static void plan_step(struct sched *s, struct plan *p)
 		st.bt = (struct sj_ref){ &s->io, s->off_bt +
 					 (uint64_t)p->pf * s->max_blocks * 4 };
 		st.out = (struct sj_ref){ &s->io, s->off_pout };
-		st.out_bytes = ROW;
+		st.out_bytes = topk(s) * PAIR;
 		sj_step(&p->jobs[p->njobs], SYSHAX_OP_PREFILL, p->njobs, &st);
 	}
 }
@@ -448,36 +458,122 @@ static int run_step(struct sched *s, struct plan *p, int *status)
 	return ret;
 }
 
-static int32_t out_id(const struct sched *s, uint64_t off)
+/* Text: the bytes of whole characters, cut at a stop string (*hit). */
+static int text_add(struct sreq *r, const char *p, size_t n, bool *hit)
 {
-	int32_t v;
+	char cut[4096 + SHX_STOP_LEN_MAX];
+	ssize_t k = (ssize_t)n;
 
-	memcpy(&v, io_at(s, off), sizeof(v));
-	return v;
+	if (r->stop && !*hit) {
+		if (n > 4096)
+			return -E2BIG;
+		k = shx_stop_push(r->stop, p, n, cut, sizeof(cut), hit);
+		if (k < 0)
+			return (int)k;
+		p = cut;
+	}
+	if (r->text_len + (size_t)k + 1 > r->text_cap) {
+		size_t cap = (r->text_len + (size_t)k + 1) * 2;
+		char *t = realloc(r->text, cap);
+
+		if (!t)
+			return -ENOMEM;
+		r->text = t;
+		r->text_cap = cap;
+	}
+	memcpy(r->text + r->text_len, p, (size_t)k);
+	r->text_len += (size_t)k;
+	r->text[r->text_len] = '\0';
+	return 0;
 }
 
-/* One token joins r: timings, its end at max_tokens. */
-static void add_token(struct sched *s, unsigned int i, int32_t id, double now)
+/* id's text into r, or at the end (id < 0) what the decoder and the stop
+ * matcher held back. */
+static int detok(struct sched *s, struct sreq *r, int32_t id, bool *hit)
+{
+	char buf[512];
+	ssize_t n;
+	int ret;
+
+	if (!s->c.tok)
+		return 0;
+	n = id >= 0 ? shx_detok_push(&r->detok, id, buf, sizeof(buf)) :
+		      shx_detok_flush(&r->detok, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	ret = text_add(r, buf, (size_t)n, hit);
+	if (ret || id >= 0 || !r->stop || *hit)
+		return ret;
+	n = shx_stop_flush(r->stop, buf, sizeof(buf));
+	return n < 0 ? (int)n : text_add(r, buf, (size_t)n, hit);
+}
+
+/* A row's token: the top pair, or the request's sampler's draw. */
+static int row_token(struct sched *s, struct sreq *r, uint64_t off,
+		     int32_t *id)
+{
+	const struct shx_logit_pair *pairs = (const void *)io_at(s, off);
+	struct shx_sample_out o;
+	int ret;
+
+	if (!r->sampler) {
+		*id = pairs[0].id;
+		return 0;
+	}
+	ret = shx_sampler_sample_pairs(r->sampler, pairs, (int32_t)topk(s), &o);
+	if (!ret) {
+		*id = o.id;
+		shx_sampler_accept(r->sampler, o.id);
+	}
+	return ret;
+}
+
+/* One token joins r: timings, its text; its end at max_tokens, at an
+ * end-of-generation token or a stop string. */
+static void add_token(struct sched *s, unsigned int i, uint64_t off,
+		      double now)
 {
 	struct sreq *r = s->slots[i].r;
+	enum sreq_finish why = FIN_NONE;
+	bool hit = false;
+	int32_t id;
+	int ret = row_token(s, r, off, &id);
 
-	if ((uint32_t)id >= s->info.n_vocab) {
+	if (!ret && (uint32_t)id >= s->info.n_vocab)
+		ret = -ERANGE;
+	if (ret) {
 		free_slot(s, i);
-		finish(s, r, FIN_ERROR, "the engine returned a token id not "
-		       "below n_vocab");
+		finish(s, r, FIN_ERROR, ret == -ERANGE ? "the engine returned "
+		       "a token id not below n_vocab" : "sampling failed");
 		return;
 	}
-	r->out[r->n_out++] = id;
-	hist_add(r->n_out == 1 ? &s->m.ttft : &s->m.itl,
-		 now - (r->n_out == 1 ? r->t_arrive : r->t_last));
+	hist_add(r->n_out == 0 ? &s->m.ttft : &s->m.itl,
+		 now - (r->n_out == 0 ? r->t_arrive : r->t_last));
 	r->t_last = now;
 	s->m.gen_tokens++;
-	if (r->n_out < r->max_tokens) {
+	if (s->c.tok && !r->ignore_eos && shx_tok_is_eog(s->c.tok, id)) {
+		why = FIN_STOP;
+	} else {
+		r->out[r->n_out++] = id;
+		ret = detok(s, r, id, &hit);
+		if (hit)
+			why = FIN_STOP;
+		else if (r->n_out == r->max_tokens)
+			why = FIN_LENGTH;
+	}
+	if (!ret && why != FIN_NONE && !hit)
+		ret = detok(s, r, -1, &hit);
+	if (ret) {
+		free_slot(s, i);
+		finish(s, r, FIN_ERROR, "decoding the text failed");
+		return;
+	}
+	if (why == FIN_NONE) {
 		wake(s, r);
 		return;
 	}
 	free_slot(s, i);
-	finish(s, r, FIN_LENGTH, NULL);
+	finish(s, r, why, NULL);
 }
 
 static void job_failed(struct sched *s, unsigned int i, const char *what,
@@ -506,8 +602,8 @@ static void apply(struct sched *s, const struct plan *p, const int *status)
 		if (st < 0)
 			job_failed(s, i, "DECODE", st);
 		else
-			add_token(s, i, out_id(s, s->off_out + (uint64_t)k * ROW),
-				  now);
+			add_token(s, i, s->off_out + (uint64_t)k * topk(s) *
+				  PAIR, now);
 	}
 	for (unsigned int j = 0; j < p->njobs; j++) {
 		s->m.steps_cpu += status[j] == 0;
@@ -530,8 +626,7 @@ static void apply(struct sched *s, const struct plan *p, const int *status)
 		sl->prefilled += p->pf_n;
 		s->m.prompt_tokens += p->pf_n;
 		if (sl->prefilled == sl->r->n_prompt)
-			add_token(s, (unsigned int)p->pf,
-				  out_id(s, s->off_pout), now);
+			add_token(s, (unsigned int)p->pf, s->off_pout, now);
 	}
 }
 

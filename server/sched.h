@@ -11,6 +11,11 @@
  * may be deferred to it by syshaxd's dispatch rule (SYSHAX_JOB_MAY_DEFER),
  * on the same KV blocks.
  *
+ * Each row comes back as the engine's top SCHED_TOPK (id, logit) pairs:
+ * the first is the greedy token, a request's sampler draws from them.
+ * With a tokenizer, each token's text is decoded here (UTF-8 whole) and
+ * cut at stop strings, and an end-of-generation token ends the request.
+ *
  * The HTTP side makes a request (sreq_new), submits it, reads its tokens
  * under sched_lock() and is told of each new token and of its end through
  * the wake callback, which the scheduler calls under its lock.
@@ -23,6 +28,8 @@
 
 #include "backend.h"
 #include "metrics.h"
+#include "sample.h"
+#include "tokenizer.h"
 
 enum sreq_finish {
 	FIN_NONE,		/* running */
@@ -32,14 +39,22 @@ enum sreq_finish {
 	FIN_CANCELLED,		/* the client went away */
 };
 
+#define SCHED_TOPK	64	/* pairs per output row (SYSHAX_STEP_TOPK_MAX) */
+
 struct sreq {
 	/* Set before sched_submit(), then read-only. */
 	int32_t *prompt;
 	uint32_t n_prompt, max_tokens;
 	void *owner;			/* passed to the wake callback */
+	struct shx_sampler *sampler;	/* NULL: greedy; freed with r */
+	struct shx_stop *stop;		/* stop strings or NULL; freed with r */
+	bool ignore_eos;		/* end-of-generation tokens do not end it */
 	/* Under the scheduler's lock. */
 	int32_t *out;			/* the ids generated: n_out of them */
 	uint32_t n_out;
+	char *text;			/* their text (with a tokenizer) */
+	size_t text_len, text_cap;
+	struct shx_detok detok;
 	enum sreq_finish finish;
 	char err[192];
 	bool cancelled;
@@ -59,6 +74,7 @@ struct sched_conf {
 	unsigned int prefill_chunk;	/* prompt tokens per PREFILL job */
 	unsigned int request_timeout;	/* s from arrival to end; 0: none */
 	uint32_t kv_type;		/* SYSHAX_DT_* */
+	const struct shx_tok *tok;	/* text and end-of-generation; or NULL */
 	bool xpu_standin;
 	bool pd_offload;		/* with an xPU: decode MAY_DEFER */
 };

@@ -1,20 +1,23 @@
 # server/: syshax-serve, the OpenAI-compatible server (docs/server.md). A
 # client of libsyshax-rt like any framework: the backend and the stand-in
 # xPU from tools/lib (backend.h, standin.h, which links syshaxd's CPU
-# engine in), HTTP by libmicrohttpd, JSON by cJSON, the config file reader
-# of daemon/conffile.c.
+# engine in), the tokenizer, chat templates and sampler of libshxtext,
+# HTTP by libmicrohttpd, JSON by cJSON, the config file reader of
+# daemon/conffile.c.
 SERVE_SRCS := $(sort $(wildcard server/*.c))
 CPPFLAGS_server += -I$(CURDIR)/tools/lib -I$(CURDIR)/tools -I$(CURDIR)/daemon \
+	-I$(CURDIR)/text \
 	-I$(CURDIR)/runtime/include -I$(CURDIR)/kernels \
 	$(shell $(PKG_CONFIG) --cflags libmicrohttpd libcjson)
 SERVE_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd libcjson) -pthread
 
-$(B)/syshax-serve: $(SERVE_SRCS:%.c=$(B)/%.o) $(SHXTOOLS_A) \
+$(B)/syshax-serve: $(SERVE_SRCS:%.c=$(B)/%.o) $(SHXTOOLS_A) $(SHXTEXT_A) \
 		$(SHXD_ENGINE_OBJS) $(B)/daemon/log.o $(B)/daemon/conffile.o \
 		$(SHRT_A) $(B)/libshxk.a
 	$(CC) $(LDFLAGS) -o $@ $(SERVE_SRCS:%.c=$(B)/%.o) $(SHXTOOLS_A) \
-		$(SHXD_ENGINE_OBJS) $(B)/daemon/log.o $(B)/daemon/conffile.o \
-		$(SHRT_A) $(SHXD_ENGINE_LIBS) $(SERVE_LIBS)
+		$(SHXTEXT_A) $(SHXD_ENGINE_OBJS) $(B)/daemon/log.o \
+		$(B)/daemon/conffile.o $(SHRT_A) $(SHXTEXT_LIBS) \
+		$(SHXD_ENGINE_LIBS) $(SERVE_LIBS)
 
 ALL	 += $(B)/syshax-serve
 INSTALLS += install-syshax-serve

@@ -96,17 +96,23 @@ class Server:
         return r.status, js, text, r
 
     def complete(self, prompt, n, **kw):
-        body = dict(prompt=prompt, max_tokens=n, return_tokens=True, **kw)
+        """Greedy unless told otherwise (OpenAI's default temperature is 1)."""
+        body = dict(prompt=prompt, max_tokens=n, return_tokens=True,
+                    temperature=0)
+        body.update(kw)
         st, js, text, _ = self.req("POST", "/v1/completions", body)
         if st != 200:
             return st, text
         return st, js["choices"][0]["tokens"]
 
-    def stream(self, prompt, n):
+    def stream(self, prompt, n, path="/v1/completions", **kw):
         """(tokens, events, finished with [DONE]) of a streamed request."""
         c = self.conn()
-        c.request("POST", "/v1/completions", json.dumps(dict(
-            prompt=prompt, max_tokens=n, return_tokens=True, stream=True)))
+        body = dict(max_tokens=n, return_tokens=True, stream=True,
+                    temperature=0)
+        body["messages" if "chat" in path else "prompt"] = prompt
+        body.update(kw)
+        c.request("POST", path, json.dumps(body))
         r = c.getresponse()
         toks, events, done = [], [], False
         for line in r:
@@ -199,7 +205,7 @@ def main():
     ok("greedy tokens equal syshax-run's", st == 200 and toks == want,
        "%s vs %s" % (toks, want))
     st, js, _, _ = s.req("POST", "/v1/completions",
-                         dict(prompt=PROMPT, max_tokens=n))
+                         dict(prompt=PROMPT, max_tokens=n, temperature=0))
     ok("usage and finish_reason", st == 200 and
        js["usage"] == {"prompt_tokens": len(PROMPT), "completion_tokens": n,
                        "total_tokens": len(PROMPT) + n} and
@@ -213,6 +219,47 @@ def main():
     st, toks = s.complete(longp, 8)
     ok("a 40-token prompt in 16-token PREFILL chunks: syshax-run's tokens",
        st == 200 and toks == want_long, "%s vs %s" % (toks, want_long))
+
+    # Text: a prompt's tokens, the text of the tokens, stop strings, chat.
+    text = "Hello, world: the quick brown fox"
+    st, js, _, _ = s.req("POST", "/tokenize", dict(content=text))
+    ids = js["tokens"] if st == 200 else []
+    want_text = expected(model, ids, n)[0] if ids else None
+    st, js, _, _ = s.req("POST", "/v1/completions", dict(
+        prompt=text, max_tokens=n, temperature=0, return_tokens=True))
+    got = js["choices"][0] if st == 200 else {}
+    ok("a text prompt: the tokens of its /tokenize ids through syshax-run",
+       ids and got.get("tokens") == want_text, "%s vs %s" % (got, want_text))
+    st, dj, _, _ = s.req("POST", "/detokenize", dict(tokens=want_text or []))
+    full = got.get("text", "")
+    ok("the text is the tokens' text (/detokenize)", st == 200 and full and
+       full.lstrip(" ") == dj["content"].lstrip(" "),
+       "%r vs %r" % (full, dj))
+    cut = full[len(full) // 2:len(full) // 2 + 3]
+    st, js, _, _ = s.req("POST", "/v1/completions", dict(
+        prompt=text, max_tokens=n, temperature=0, stop=[cut]))
+    ok("a stop string cuts the text before it, finish_reason stop",
+       st == 200 and js["choices"][0]["text"] == full[:full.find(cut)] and
+       js["choices"][0]["finish_reason"] == "stop", "%r at %r: %s" %
+       (cut, full, js))
+    msgs = [{"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Hi there"}]
+    st, js, _, _ = s.req("POST", "/v1/chat/completions", dict(
+        messages=msgs, max_tokens=n, temperature=0))
+    whole = js["choices"][0]["message"] if st == 200 else {}
+    toks, events, done = s.stream(msgs, n, "/v1/chat/completions")
+    streamed = "".join(e["choices"][0]["delta"].get("content", "")
+                       for e in events if e.get("choices"))
+    ok("chat: streamed deltas add up to the whole message",
+       whole.get("role") == "assistant" and done and
+       streamed == whole.get("content") and
+       events[0]["choices"][0]["delta"].get("role") == "assistant" and
+       events[0]["object"] == "chat.completion.chunk",
+       "%r vs %r" % (streamed, whole))
+    sampled = [s.complete(PROMPT, n, temperature=0.9, top_k=40, seed=s_)
+               for s_ in (11, 11)]
+    ok("sampling: the same seed gives the same tokens",
+       sampled[0][0] == 200 and sampled[0] == sampled[1], str(sampled))
 
     # 32 concurrent streams, each its own sequence of the batched run.
     res = [None] * 32
@@ -252,8 +299,18 @@ def main():
                dict(prompt=PROMPT, max_tokens=1000), needle="256")
     error_case(s, want, "prompt + max_tokens over the context", 400,
                dict(prompt=[1] * 200, max_tokens=100), needle="256")
-    error_case(s, want, "a text prompt without the tokenizer", 400,
-               dict(prompt="hello"))
+    error_case(s, want, "temperature of the wrong type", 400,
+               dict(prompt=PROMPT, temperature="hot"))
+    error_case(s, want, "top_p out of range", 400,
+               dict(prompt=PROMPT, top_p=7), needle="top_p")
+    error_case(s, want, "five stop strings", 400,
+               dict(prompt=PROMPT, stop=["a", "b", "c", "d", "e"]))
+    error_case(s, want, "a stop string of the wrong type", 400,
+               dict(prompt=PROMPT, stop=[3]))
+    error_case(s, want, "a text prompt over the context", 400,
+               dict(prompt="hello " * 300), needle="256")
+    error_case(s, want, "tokenize without content", 400, dict(text="x"),
+               path="/tokenize")
     error_case(s, want, "body over max_body", 413,
                raw='{"prompt": [' + "1, " * 40000 + '1]}')
     error_case(s, want, "GET on a POST route", 405, method="GET")
@@ -344,7 +401,8 @@ def main():
     b = threading.Thread(target=bg, args=("b", PROMPT, n))
     b.start()
     ok("the second waits for KV blocks", s.wait_metric("queue_depth", 1))
-    st, js, _, r = s.req("POST", "/v1/completions", dict(prompt=PROMPT))
+    st, js, _, r = s.req("POST", "/v1/completions", dict(prompt=PROMPT,
+                                                         temperature=0))
     ok("the third: 503 with Retry-After", st == 503 and
        r.getheader("Retry-After") == "1" and "max_queue" in
        js["error"]["message"], "%d %s" % (st, js))
