@@ -454,8 +454,46 @@ def main():
     s.stop()
 
 
+def usage(model):
+    """--help, bad flags and config files: exit 2 with a message naming
+    what is wrong; a config file's keys, overridden by flags."""
+    def run(*args):
+        return subprocess.run([SERVE] + list(args), capture_output=True,
+                              text=True, timeout=30)
+    r = run("--help")
+    ok("--help: status 0, every key", r.returncode == 0 and
+       "cpu_max_batch_size" in r.stdout and "auto_pd_offload" in r.stdout)
+    for what, args, needle in (
+            ("no model", [], "no model"),
+            ("unknown option", ["-m", model, "--frob"], "--help"),
+            ("bad value", ["-m", model, "--max-running", "0"],
+             "allowed: a whole number 1..4096"),
+            ("bad kv_type", ["-m", model, "--kv-type", "q4"], "f16"),
+            ("missing config", ["-m", model, "-c", TMP + "/none.conf"],
+             "No such file"),
+            ("bad chat_template", ["-m", model, "--chat-template", "nope"],
+             "nope")):
+        r = run(*args)
+        ok("usage: %s: status 2 naming it" % what,
+           r.returncode == 2 and needle in r.stderr, r.stderr)
+    conf = os.path.join(TMP, "serve.conf")
+    with open(conf, "w") as f:
+        f.write("# a comment\nmax_context = 128\nbogus line\n")
+    r = run("-m", model, "-c", conf)
+    ok("config: a line that is not 'key = value': status 2, file:line",
+       r.returncode == 2 and conf + ":3:" in r.stderr, r.stderr)
+    with open(conf, "w") as f:
+        f.write("max_context = 128  # tokens\nmax_queue = 3\n")
+    s = Server(model, "-c", conf, "--max-queue", "5")
+    st, js, _, _ = s.req("GET", "/v1/models")
+    ok("config: the file's max_context", st == 200 and
+       js["data"][0]["meta"]["n_ctx"] == 128, str(js))
+    s.stop()
+
+
 try:
     main()
+    usage(os.path.join(TMP, "llama.gguf"))
 finally:
     subprocess.run(["rm", "-rf", TMP])
 print("syshax-serve tests: %d failed" % fails)
