@@ -133,7 +133,8 @@ static bool pend_add(struct conn *c, const char *a, const char *b)
 		c->pend_cap = cap;
 	}
 	memcpy(c->pend + c->pend_len, a, la);
-	memcpy(c->pend + c->pend_len + la, b, lb);
+	if (lb)
+		memcpy(c->pend + c->pend_len + la, b, lb);
 	c->pend_len += la + lb;
 	return true;
 }

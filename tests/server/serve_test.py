@@ -158,6 +158,13 @@ class Server:
             self.p.kill()
             rc = "hung"
         ok("server stops on SIGTERM with status 0", rc == 0, "rc %s" % rc)
+        # A sanitizer build (make SAN=1) reports and carries on.
+        time.sleep(0.2)
+        self.log.seek(0)
+        text = self.log.read()
+        ok("no sanitizer report in the server's log", not re.search(
+            r"runtime error:|ERROR: AddressSanitizer|ERROR: LeakSanitizer",
+            text), text[-3000:])
         return rc
 
 
