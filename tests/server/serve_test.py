@@ -446,6 +446,21 @@ def main():
     good(s, want, "syshaxd killed and restarted")
     s.stop()
 
+    # request_timeout: a request running past it ends with an error.
+    s = Server(model, "--request-timeout", "1")
+    toks, events, done = s.stream(PROMPT, 4000)
+    err = events[-1].get("error", {}) if events else {}
+    ok("past request_timeout: an error event naming it, then [DONE]",
+       done and "request_timeout" in err.get("message", ""), str(err))
+    good(s, want, "request_timeout")
+    _, _, text, _ = s.req("GET", "/metrics")
+    first = re.search(r"time_to_first_token_seconds_count (\d+)", text)
+    fin = sum(int(x) for x in re.findall(
+        r'requests_finished_total\{reason="\w+"\} (\d+)', text))
+    ok("metrics: a first token per request that finished, two of them",
+       first and int(first.group(1)) == fin == 2, text[:1500])
+    s.stop()
+
     # The stand-in xPU: prefill there, decode where syshaxd's rule says.
     s = Server(model, "--xpu-standin", "1")
     st, toks = s.complete(PROMPT, n)
