@@ -202,6 +202,22 @@ static inline void shx_ring_out_put(struct shx_ring *r, const void *src)
 	r->out_tail++;
 }
 
+/*
+ * Once the caller is gone: takes back the newest out entry it never
+ * consumed (after its last out_head, published or not) into dst. Returns
+ * 0 when none is left, or for a dead ring or an out_head that cannot be
+ * (then nothing is taken back).
+ */
+static inline int shx_ring_out_unput(struct shx_ring *r, void *dst)
+{
+	if (shx_ring_out_room(r) < 0 || r->out_tail == r->out_head)
+		return 0;
+	r->out_tail--;
+	memcpy(dst, r->out + (size_t)(r->out_tail & (r->out_entries - 1)) *
+	       r->out_size, r->out_size);
+	return 1;
+}
+
 /* Publishes what shx_ring_out_put() wrote; returns 1 when the caller
  * sleeps and must be woken. */
 static inline int shx_ring_out_publish(struct shx_ring *r)

@@ -4,7 +4,8 @@
  * leave the queue with refs rewritten to global ids), ENGINE_MAP (a handle
  * on the engine's fd for a buffer a held job names), ENGINE_COMPLETE (the
  * completion goes to the owner, the job's buffer references go), and the
- * end of an engine: what it holds completes with -EPIPE.
+ * end of an engine: what it took completes with -EPIPE, what its ring
+ * still holds goes back to the queue.
  */
 #include <linux/cred.h>
 #include <linux/module.h>
@@ -512,25 +513,66 @@ long syshax_engine_complete(struct syshax_broker_ctx *bc, void __user *uarg)
 	return n ? n : ret;
 }
 
-/* Engine gone: its held jobs complete with -EPIPE now. */
+/*
+ * A job in a gone engine's out ring that the engine never took: back to
+ * the head of the queue for another engine (cancelled if its owner went
+ * too), as fetch_settle() does with jobs that could not be copied out.
+ * Under the lock. Returns true when it was queued again.
+ */
+static bool unhold(struct syshax_broker_ctx *eng, struct syshax_kjob *j,
+		   struct list_head *gone, struct list_head *drop)
+{
+	hash_del(&j->hnode);
+	map_unuse(eng, j, drop);
+	j->engine = NULL;
+	br->st.held--;
+	br->st.fetched--;
+	if (!j->owner) {
+		list_move_tail(&j->qnode, gone);
+		syshax_kjob_retire(j);
+		br->st.cancelled++;
+		return false;
+	}
+	j->state = SYSHAX_KJOB_QUEUED;
+	list_move(&j->qnode, &br->queue);
+	br->st.queued++;
+	return true;
+}
+
+/*
+ * Engine gone: the jobs it took (fetched from its ring, or by FETCH)
+ * complete with -EPIPE now; those still in its out ring go back to the
+ * queue, in order, for the next engine.
+ */
 void syshax_engine_release(struct syshax_broker_ctx *eng)
 {
 	static const struct syshax_engine_cpl epipe = { .status = -EPIPE };
 	struct engine_map *m, *mtmp;
 	struct syshax_kjob *j, *tmp;
+	struct syshax_engine_job ej;
+	bool requeued = false;
 	LIST_HEAD(done);
 	LIST_HEAD(drop);
+	LIST_HEAD(gone);
 
 	spin_lock(&br->lock);
+	/* Newest first, each to the head: the queue keeps its order. */
+	while (eng->ring && shx_ring_out_unput(&eng->ring->r, &ej)) {
+		j = syshax_held_find(eng, ej.token);
+		if (j && unhold(eng, j, &gone, &drop))
+			requeued = true;
+	}
 	list_for_each_entry_safe(j, tmp, &eng->held, qnode)
 		syshax_job_end(j, &epipe, &done, &drop);
 	list_del(&eng->enode);
 	br->st.engines--;
 	spin_unlock(&br->lock);
 	syshax_job_post(&done);
+	syshax_kjob_free_list(&gone);
+	if (requeued)
+		syshax_engines_wake();
 	/* The handles go with the context's other buffers. */
 	list_splice(&drop, &eng->maps);
 	list_for_each_entry_safe(m, mtmp, &eng->maps, node)
 		kfree(m);
 }
-

@@ -48,6 +48,8 @@
 #define SYSHAX_FEAT_JOBS	(1U << 3)	/* SUBMIT / WAIT / ENGINE_* */
 #define SYSHAX_FEAT_RINGS	(1U << 4)	/* RING_SETUP (UAPI 2) */
 #define SYSHAX_FEAT_CTX_STATS	(1U << 5)	/* CTX_STATS (UAPI 2) */
+#define SYSHAX_FEAT_MAP_NOTES	(1U << 6)	/* engine rings carry notes
+						 * (UAPI 2, additive) */
 
 struct syshax_version_args {
 	__u32 uapi_version;	/* out: SYSHAX_UAPI_VERSION */
@@ -285,6 +287,19 @@ struct syshax_engine_complete_args {
  * out_tail once more) and polls its fd; the broker makes the fd readable
  * after publishing out_tail when the bit is set.
  */
+/*
+ * Notes (SYSHAX_FEAT_MAP_NOTES): the out ring of an engine that set up its
+ * rings with SYSHAX_RING_NOTES also carries entries with token
+ * SYSHAX_NOTE_TOKEN (never a job's); job.op says what:
+ * SYSHAX_NOTE_BUF_GONE: the buffer job.refs[0].buf, which this engine
+ * mapped with ENGINE_MAP, is freed (no handle, job or export holds it) and
+ * no later job names its id, so an engine that keeps its mappings across
+ * jobs unmaps it now. libsyshax-rt consumes notes: its fetch returns jobs
+ * only, and syshax_engine_unmap() keeps a mapping until its note.
+ */
+#define SYSHAX_NOTE_TOKEN	0
+#define SYSHAX_NOTE_BUF_GONE	1
+
 #define SYSHAX_RING_NEED_WAKEUP	(1U << 0)	/* broker_flags */
 #define SYSHAX_RING_DEAD	(1U << 1)	/* broker_flags: -EPROTO, gone */
 #define SYSHAX_RING_FULL	(1U << 2)	/* broker_flags: the global or
@@ -331,11 +346,15 @@ struct syshax_ring_hdr {
 struct syshax_ring_setup_args {
 	__u32 in_entries;	/* in/out */
 	__u32 out_entries;	/* in/out */
-	__u32 flags;		/* in: zero */
+	__u32 flags;		/* in: SYSHAX_RING_NOTES or zero */
 	__u32 max_jobs;		/* out: a client's max_jobs_ctx (in: 0) */
 	__u64 size;		/* out: bytes of the area */
 	__u64 mmap_offset;	/* out */
 };
+
+/* RING_SETUP flag, an engine's only, where VERSION has
+ * SYSHAX_FEAT_MAP_NOTES: its out ring carries notes (above). */
+#define SYSHAX_RING_NOTES	(1U << 0)
 
 /* SUBMIT flag: jobs and nr are ignored; take what the in ring holds. */
 #define SYSHAX_SUBMIT_RING	(1U << 0)

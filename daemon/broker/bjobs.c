@@ -54,6 +54,17 @@ static void q_append(struct shxd_broker *b, struct bk_job *j)
 	b->q_tail = j;
 }
 
+static void q_prepend(struct shxd_broker *b, struct bk_job *j)
+{
+	j->prev = NULL;
+	j->next = b->q_head;
+	if (b->q_head)
+		b->q_head->prev = j;
+	else
+		b->q_tail = j;
+	b->q_head = j;
+}
+
 static void q_remove(struct shxd_broker *b, struct bk_job *j)
 {
 	if (j->prev)
@@ -392,6 +403,25 @@ static struct bk_job *held_find(struct shxd_broker *b, struct bk_conn *c,
 	return j;
 }
 
+void bk_unhold(struct shxd_broker *b, struct bk_conn *c, uint64_t token)
+{
+	struct bk_job *j = held_find(b, c, token);
+
+	if (!j)
+		return;
+	j->engine = NULL;
+	b->st.held--;
+	b->st.fetched--;
+	if (!j->owner) {
+		b->st.cancelled++;
+		job_free(b, j);
+		return;
+	}
+	j->state = BJ_QUEUED;
+	q_prepend(b, j);
+	b->st.queued++;
+}
+
 int bk_complete(struct shxd_broker *b, struct bk_conn *c,
 		const struct syshax_engine_complete_args *a,
 		const struct syshax_engine_cpl *cpls, size_t len)
@@ -516,7 +546,8 @@ int bk_submit(struct shxd_broker *b, struct bk_conn *c,
 	return n ? (int)n : ret;
 }
 
-/* Engine gone: its held jobs complete with -EPIPE now. Client gone: its
+/* Engine gone: the jobs it took complete with -EPIPE now, those still in
+ * its out ring go back to the queue for the next engine. Client gone: its
  * queued jobs are cancelled, held ones complete into nothing, undelivered
  * completions are dropped. */
 void bk_conn_jobs_release(struct shxd_broker *b, struct bk_conn *c)
@@ -526,12 +557,15 @@ void bk_conn_jobs_release(struct shxd_broker *b, struct bk_conn *c)
 
 	if (c->engine) {
 		unpark(b, c);
+		if (c->ring)
+			bk_ring_requeue(b, c);
 		for (i = 0; i < b->conf.max_jobs_global; i++)
 			if (b->slots[i].state == BJ_HELD &&
 			    b->slots[i].engine == c)
 				job_end(b, &b->slots[i], &epipe);
 		b->st.engines--;
 		c->engine = 0;
+		bk_kick_engines(b);
 	}
 	for (i = 0; i < b->conf.max_jobs_global; i++) {
 		struct bk_job *j = &b->slots[i];

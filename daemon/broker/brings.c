@@ -33,6 +33,7 @@ struct bk_ring {
 	void *area;
 	size_t size;
 	struct bk_conn *conn;
+	int notes;			/* an engine's, SYSHAX_RING_NOTES */
 	/* Out entries put and not yet published (b->dirty). */
 	struct bk_ring *dnext;
 	int dirty;
@@ -55,7 +56,8 @@ int bk_ring_setup(struct shxd_broker *b, struct bk_conn *c,
 	struct bk_ring *br;
 	int ret, mfd;
 
-	if (a->flags || a->max_jobs)
+	if ((a->flags & ~SYSHAX_RING_NOTES) || (a->flags && !c->engine) ||
+	    a->max_jobs)
 		return -EINVAL;
 	/* Rings once, and not over jobs of the old path (as the module). */
 	if (c->ring || bk_jobs_busy(b, c))
@@ -83,6 +85,7 @@ int bk_ring_setup(struct shxd_broker *b, struct bk_conn *c,
 	shx_ring_init(&br->r, br->area, a->in_entries, in_size,
 		      a->out_entries, out_size);
 	br->conn = c;
+	br->notes = !!(a->flags & SYSHAX_RING_NOTES);
 	if (!c->engine && (b->rings_full || user_full(b, c->user)))
 		br->r.hdr->broker_flags.v = SYSHAX_RING_FULL;
 	c->ring = br;
@@ -116,6 +119,8 @@ void bk_ring_free(struct shxd_broker *b, struct bk_conn *c)
 	munmap(c->ring->area, c->ring->size);
 	free(c->ring);
 	c->ring = NULL;
+	shrt_hmap_free(&c->mapped);
+	c->nr_gone = 0;
 }
 
 int bk_ring_dead(const struct bk_conn *c)
@@ -268,6 +273,72 @@ int bk_ring_give(struct shxd_broker *b, struct bk_conn *c)
 	return n;
 }
 
+/* An engine that is gone: the jobs still in its out ring, which it never
+ * took, go back to the head of the queue, newest first (so in order). */
+void bk_ring_requeue(struct shxd_broker *b, struct bk_conn *c)
+{
+	struct syshax_engine_job ej;
+
+	while (shx_ring_out_unput(&c->ring->r, &ej))
+		bk_unhold(b, c, ej.token);
+}
+
+/* ---- Notes: mappings engines keep ---------------------------------------- */
+
+/* c->mapped's value for a freed buffer whose note is not in the ring yet. */
+static char gone_mark;
+
+int bk_ring_mapped(struct bk_conn *c, struct shxd_membuf *mb)
+{
+	if (!c->ring || !c->ring->notes || shrt_hmap_get(&c->mapped, mb->id))
+		return 0;
+	return shrt_hmap_put(&c->mapped, mb->id, mb);
+}
+
+void bk_rings_buf_gone(struct shxd_broker *b, const struct shxd_membuf *mb)
+{
+	struct bk_conn *c;
+
+	for (c = b->conns; c; c = c->next) {
+		if (!c->engine || !c->ring ||
+		    shrt_hmap_get(&c->mapped, mb->id) != mb)
+			continue;
+		/* Cannot fail: the deletion made room. */
+		shrt_hmap_del(&c->mapped, mb->id);
+		shrt_hmap_put(&c->mapped, mb->id, &gone_mark);
+		c->nr_gone++;
+	}
+}
+
+/* The notes c is owed, as its out ring has room. */
+static void notes_put(struct shxd_broker *b, struct bk_conn *c)
+{
+	struct syshax_engine_job note = {
+		.token = SYSHAX_NOTE_TOKEN,
+		.job = { .op = SYSHAX_NOTE_BUF_GONE, .nr_refs = 1 },
+	};
+	struct shx_ring *r = &c->ring->r;
+	uint64_t ids[TAKE_BATCH];
+	unsigned int n, i;
+	uint32_t k;
+	int room;
+
+	while (c->nr_gone && (room = shx_ring_out_room(r)) > 0) {
+		/* Collect first: a deletion moves entries of the map. */
+		for (n = 0, k = 0; k < c->mapped.cap && n < (unsigned int)room &&
+		     n < TAKE_BATCH; k++)
+			if (c->mapped.keys[k] && c->mapped.vals[k] == &gone_mark)
+				ids[n++] = c->mapped.keys[k];
+		for (i = 0; i < n; i++) {
+			shrt_hmap_del(&c->mapped, ids[i]);
+			note.job.refs[0].buf = ids[i];
+			shx_ring_out_put(r, &note);
+		}
+		c->nr_gone -= n;
+		mark_dirty(b, c->ring);
+	}
+}
+
 /* Takes every ring's new entries; returns how many. */
 int bk_rings_run(struct shxd_broker *b)
 {
@@ -283,6 +354,8 @@ int bk_rings_run(struct shxd_broker *b)
 
 			if (!c->ring || c->ring->r.dead)
 				continue;
+			if (c->engine)
+				notes_put(b, c);
 			k = c->engine ? take_cpls(b, c) : take_jobs(b, c);
 			if (k > 0)
 				n += k;

@@ -33,7 +33,8 @@ static void do_version(struct shxd_broker *b, struct syshax_version_args *v)
 	memset(v, 0, sizeof(*v));
 	v->uapi_version = SYSHAX_UAPI_VERSION;
 	v->features = SYSHAX_FEAT_BUF | SYSHAX_FEAT_DMABUF | SYSHAX_FEAT_JOBS |
-		      SYSHAX_FEAT_RINGS | SYSHAX_FEAT_CTX_STATS;
+		      SYSHAX_FEAT_RINGS | SYSHAX_FEAT_CTX_STATS |
+		      SYSHAX_FEAT_MAP_NOTES;
 	v->max_buf_size = SHXD_MAX_BUF_SIZE;
 	v->max_pinned = b->conf.max_pinned_bytes;
 	v->chunk_size = SYSHAX_CHUNK_SIZE;

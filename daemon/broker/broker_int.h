@@ -77,6 +77,10 @@ struct bk_conn {
 	struct bk_handles handles;
 	struct bk_pending *pending;	/* a BUF_ALLOC being populated */
 	struct bk_ring *ring;		/* RING_SETUP's (brings.c) */
+	/* An engine on the rings: ids it mapped -> the buffer, or a mark
+	 * once freed until its BUF_GONE note is in the ring (nr_gone). */
+	struct shrt_hmap mapped;
+	unsigned int nr_gone;
 
 	/* max_jobs_ctx counts nr_jobs + nr_cpls + in_sock. The client's
 	 * own reaped count is not trusted: in_sock comes from the event
@@ -217,6 +221,13 @@ int bk_ring_post_cpl(struct shxd_broker *b, struct bk_conn *c,
 void bk_rings_publish(struct shxd_broker *b);
 /* Queued jobs into engine c's out ring, as room allows; how many. */
 int bk_ring_give(struct shxd_broker *b, struct bk_conn *c);
+/* Engine c is gone: what its out ring still holds goes back to the
+ * queue (bk_unhold). */
+void bk_ring_requeue(struct shxd_broker *b, struct bk_conn *c);
+/* ENGINE_MAP of mb by c: on the rings, c hears when mb goes (0, -ENOMEM). */
+int bk_ring_mapped(struct bk_conn *c, struct shxd_membuf *mb);
+/* mb is freed: a BUF_GONE note for every ring engine that mapped it. */
+void bk_rings_buf_gone(struct shxd_broker *b, const struct shxd_membuf *mb);
 /* Takes every in ring's entries; how many. */
 int bk_rings_run(struct shxd_broker *b);
 /* Before sleeping: asks each ring for a kick; 1 when one got entries. */
@@ -231,6 +242,9 @@ int bk_queue_one(struct shxd_broker *b, struct bk_conn *c,
 		 const struct syshax_job *job);
 /* The queue's first job, now held by engine c. */
 struct bk_job *bk_hold(struct shxd_broker *b, struct bk_conn *c);
+/* Undoes bk_hold for a job engine c holds by token and never took: to the
+ * queue's head (cancelled when its owner is gone); no such job: nothing. */
+void bk_unhold(struct shxd_broker *b, struct bk_conn *c, uint64_t token);
 /* After jobs were queued: hands them to engines. */
 void bk_kick_engines(struct shxd_broker *b);
 int bk_jobs_init(struct shxd_broker *b);

@@ -44,7 +44,6 @@ static int buf_add(struct shxd_broker *b, struct shxd_membuf *mb, uint64_t id)
 
 void bk_buf_put(struct shxd_broker *b, struct shxd_membuf *mb)
 {
-	struct bk_user *u;
 	size_t i;
 
 	if (--mb->refs)
@@ -55,10 +54,10 @@ void bk_buf_put(struct shxd_broker *b, struct shxd_membuf *mb)
 			break;
 		}
 	b->pinned -= mb->size;
-	u = bk_user_get(b, mb->uid);	/* exists: it is charged */
-	u->pinned -= mb->size;
-	u->nr_bufs--;
-	bk_user_idle(b, u);
+	mb->user->pinned -= mb->size;
+	mb->user->nr_bufs--;
+	bk_user_idle(b, mb->user);
+	bk_rings_buf_gone(b, mb);
 	shxd_membuf_destroy(mb);
 }
 
@@ -146,13 +145,13 @@ static int alloc_finish(struct shxd_broker *b, struct bk_pending *p)
 
 	if (p->ret)
 		return p->ret;
-	mb->uid = p->user->uid;
 	mb->refs = 1;
 	ret = p->c ? buf_add(b, mb, 0) : -EPIPE;
 	if (ret) {
 		shxd_membuf_destroy(mb);
 		return ret;
 	}
+	mb->user = p->user;
 	p->user->pinned += mb->size;
 	p->user->nr_bufs++;
 	ret = bk_handle_add(&p->c->handles, mb, &p->a.handle);
@@ -394,6 +393,8 @@ int bk_buf_map(struct shxd_broker *b, struct bk_conn *c,
 	int ret;
 
 	ret = bk_map_check(b, c, m->id, &mb);
+	if (!ret)
+		ret = bk_ring_mapped(c, mb);
 	if (ret)
 		return ret;
 	m->mmap_offset = 0;

@@ -11,6 +11,8 @@
 /* Same bound as the module's (its mmap offset space). */
 #define SHXD_MAX_BUF_SIZE	(1ULL << 40)
 
+struct bk_user;
+
 struct shxd_membuf {
 	int fd;			/* the memfd; size sealed */
 	uint64_t size;		/* bytes, page (or huge page) aligned */
@@ -22,7 +24,10 @@ struct shxd_membuf {
 	uint32_t chunk_size;	/* 2 MiB for hugetlb, else the page size */
 	uint64_t node_bytes[SYSHAX_MAX_NODES];	/* where the pages are */
 	unsigned int refs;	/* handles, queued/in-flight jobs, engine maps */
-	uid_t uid;		/* the user it is charged to */
+	/* The user it is charged to (broker_int.h): the charge, one of its
+	 * nr_bufs, keeps the record alive, as the module's buffer holds
+	 * its user_struct. */
+	struct bk_user *user;
 };
 
 /* The checks of shxd_membuf_create() alone: 0 or -EINVAL. */

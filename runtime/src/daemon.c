@@ -735,6 +735,16 @@ static int d_ring_kick(struct syshax *sh)
 	return 0;
 }
 
+/* The broker closed its end of the event socket (it exited or was
+ * killed): nothing put into the rings will be taken. */
+static int d_ring_peer(struct syshax *sh)
+{
+	struct pollfd p = { .fd = sh->evfd };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR)) ?
+	       -EPIPE : 0;
+}
+
 /* The broker's handles of this client: the size it gave, read-write. */
 static int d_ref_info(struct syshax *sh, __u64 handle, __u64 *size,
 		      __u32 *access)
@@ -784,6 +794,7 @@ const struct shrt_backend __shrt_daemon_backend = {
 	.ring_setup = d_ring_setup,
 	.ring_kick = d_ring_kick,
 	.ring_drain = drain_notes,
+	.ring_peer = d_ring_peer,
 	.ref_info = d_ref_info,
 	.close = d_close,
 };

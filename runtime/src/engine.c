@@ -2,7 +2,6 @@
 /* Engine calls (syshaxd's side of the job queue). A NULL pointer argument
  * is -EINVAL before anything reaches the backend. */
 #include <errno.h>
-#include <sys/mman.h>
 
 #include "rt_int.h"
 
@@ -42,16 +41,17 @@ int syshax_engine_map(struct syshax *sh, uint64_t id, void **addr,
 {
 	if (!sh || !addr || !size)
 		return -EINVAL;
-	return sh->be->engine_map(sh, id, addr, size);
+	return shrt_maps_get(sh, id, addr, size);
 }
 
 /* Both backends: the broker's references to the buffer live in the jobs,
- * the mapping only keeps the memory. */
+ * the mapping only keeps the memory (kept until the buffer goes where
+ * the broker says so: maps.c). */
 int syshax_engine_unmap(struct syshax *sh, void *addr, uint64_t size)
 {
 	if (!sh || !addr)
 		return -EINVAL;
-	return munmap(addr, size) ? -errno : 0;
+	return shrt_maps_put(sh, addr, size);
 }
 
 int syshax_engine_complete(struct syshax *sh,

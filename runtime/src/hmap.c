@@ -37,10 +37,28 @@ static void insert(struct shrt_hmap *m, uint64_t key, void *val)
 	m->nr++;
 }
 
+unsigned int shrt_hmap_fail_grows;
+
+/* Consumes one injected failure, if any is left. */
+static int fail_injected(void)
+{
+	unsigned int n = __atomic_load_n(&shrt_hmap_fail_grows,
+					 __ATOMIC_RELAXED);
+
+	while (n && !__atomic_compare_exchange_n(&shrt_hmap_fail_grows, &n,
+						 n - 1, 0, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+		;
+	return n != 0;
+}
+
 static int grow(struct shrt_hmap *m)
 {
 	struct shrt_hmap n = { .cap = m->cap ? m->cap * 2 : 16 };
 	uint32_t i;
+
+	if (fail_injected())
+		return -ENOMEM;
 
 	n.keys = calloc(n.cap, sizeof(*n.keys));
 	n.vals = calloc(n.cap, sizeof(*n.vals));
@@ -63,12 +81,25 @@ void *shrt_hmap_get(const struct shrt_hmap *m, uint64_t key)
 	return i < m->cap ? m->vals[i] : NULL;
 }
 
+/* Keys that fit before the map must grow (it stays at most half full). */
+static uint32_t headroom(const struct shrt_hmap *m)
+{
+	return m->cap / 2 - m->nr;
+}
+
 int shrt_hmap_put(struct shrt_hmap *m, uint64_t key, void *val)
 {
-	if (2 * (m->nr + 1) > m->cap && grow(m))
+	if (!headroom(m) && grow(m))
 		return -ENOMEM;
 	insert(m, key, val);
 	return 0;
+}
+
+uint32_t shrt_hmap_reserve(struct shrt_hmap *m, uint32_t n)
+{
+	while (headroom(m) < n && !grow(m))
+		;
+	return headroom(m) < n ? headroom(m) : n;
 }
 
 void *shrt_hmap_del(struct shrt_hmap *m, uint64_t key)

@@ -22,9 +22,16 @@ struct shrt_hmap {
 void *shrt_hmap_get(const struct shrt_hmap *m, uint64_t key);
 /* Adds key (non-zero, not in m) -> val: 0 or -ENOMEM. */
 int shrt_hmap_put(struct shrt_hmap *m, uint64_t key, void *val);
+/* Makes room for n more keys, so that as many puts cannot fail; returns
+ * how many fit without growing (n, or fewer when growing failed). */
+uint32_t shrt_hmap_reserve(struct shrt_hmap *m, uint32_t n);
 /* Removes key; returns its value, NULL when it was not there. */
 void *shrt_hmap_del(struct shrt_hmap *m, uint64_t key);
 void shrt_hmap_free(struct shrt_hmap *m);
+
+/* Fault injection, for tests linking the static library: the next n times
+ * any map would grow, it fails as if calloc() had (-ENOMEM). */
+extern unsigned int shrt_hmap_fail_grows;
 
 /* Every entry: for (i = 0; i < m.cap; i++) if (m.keys[i]) ...m.vals[i]. */
 

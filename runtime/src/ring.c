@@ -101,6 +101,10 @@ int shrt_ring_get(struct syshax *sh)
 		ret = -ENOMEM;
 		goto out;
 	}
+	/* An engine keeps its mappings where the broker says when they go. */
+	if (sh->engine && (sh->ver.features & SYSHAX_FEAT_MAP_NOTES))
+		a.flags = SYSHAX_RING_NOTES;
+	r->notes = a.flags & SYSHAX_RING_NOTES;
 	ret = sh->be->ring_setup(sh, &a, &area);
 	if (ret) {
 		free(r);
@@ -118,6 +122,7 @@ int shrt_ring_get(struct syshax *sh)
 	pthread_mutex_init(&r->in_lock, NULL);
 	pthread_mutex_init(&r->out_lock, NULL);
 	pthread_mutex_init(&r->tok_lock, NULL);
+	shrt_maps_init(&r->maps);
 	/* A process that polls syshax_fd() wants every wake-up. */
 	if (sticky(sh))
 		WRITE(&r->hdr->user_flags.v, SYSHAX_RING_WAITING);
@@ -137,6 +142,7 @@ void shrt_ring_close(struct syshax *sh)
 		pthread_mutex_destroy(&r->out_lock);
 		pthread_mutex_destroy(&r->tok_lock);
 		shrt_hmap_free(&r->tokens);
+		shrt_maps_free(&r->maps);
 		free(r);
 	}
 	pthread_mutex_destroy(&sh->ring_lock);
@@ -147,16 +153,25 @@ static int ring_dead(const struct shrt_ring *r)
 	return READ(&r->hdr->broker_flags.v) & SYSHAX_RING_DEAD ? -EPROTO : 0;
 }
 
-/* After in_tail moved: kick a broker that asked for it. */
+/*
+ * After in_tail moved: kicks a broker that asked for it, else makes sure
+ * one is there to take the entries. -EPROTO (dead rings) or -EPIPE (no
+ * broker) when they will never be taken; a kick's other errors leave them
+ * for the broker's next look (0).
+ */
 static int publish_in(struct syshax *sh, struct shrt_ring *r)
 {
+	int ret;
+
 	STORE_REL(&r->hdr->in_tail.v, r->in_tail);
 	MB();
 	if (ring_dead(r))
 		return -EPROTO;
 	if (READ(&r->hdr->broker_flags.v) & SYSHAX_RING_NEED_WAKEUP)
-		return sh->be->ring_kick(sh);
-	return 0;
+		ret = sh->be->ring_kick(sh);
+	else
+		ret = sh->be->ring_peer ? sh->be->ring_peer(sh) : 0;
+	return ret == -EPIPE || ret == -EPROTO ? ret : 0;
 }
 
 /* Free in slots, as the broker's in_head says. */
@@ -209,7 +224,7 @@ int shrt_ring_submit(struct syshax *sh, const struct syshax_job *jobs,
 	struct shrt_ring *r = sh->ring;
 	uint32_t room, busy;
 	unsigned int n;
-	int ret = 0;
+	int ret = 0, lost;
 
 	pthread_mutex_lock(&r->in_lock);
 	ret = ring_dead(r);
@@ -239,25 +254,26 @@ int shrt_ring_submit(struct syshax *sh, const struct syshax_job *jobs,
 	}
 	if (n) {
 		r->submitted += n;
-		publish_in(sh, r);
+		lost = publish_in(sh, r);
+		/* Jobs no broker will take were not submitted. */
+		if (lost) {
+			ret = lost;
+			n = 0;
+		}
 	}
 	pthread_mutex_unlock(&r->in_lock);
 	return n ? (int)n : ret;
 }
 
 /* The jobs an engine holds, by token + 1 (ENGINE_COMPLETE's -ENOENT is
- * known here: the broker is not asked). */
-static int tokens_add(struct shrt_ring *r, const struct syshax_engine_job *j,
-		      unsigned int n)
+ * known here: the broker is not asked). Room was reserved (tok_lock). */
+static void tokens_add(struct shrt_ring *r, const struct syshax_engine_job *j,
+		       unsigned int n)
 {
 	unsigned int i;
-	int ret = 0;
 
-	pthread_mutex_lock(&r->tok_lock);
-	for (i = 0; i < n && !ret; i++)
-		ret = shrt_hmap_put(&r->tokens, j[i].token + 1, r);
-	pthread_mutex_unlock(&r->tok_lock);
-	return ret;
+	for (i = 0; i < n; i++)
+		shrt_hmap_put(&r->tokens, j[i].token + 1, r);
 }
 
 /* 0 when the completion may go (its token then leaves the set), else the
@@ -275,14 +291,15 @@ static int token_take(struct shrt_ring *r, const struct syshax_engine_cpl *c)
 	return ret;
 }
 
-/* Engine completions: never lost, so a full ring waits for the broker.
- * Stops at the first one the broker would refuse. */
+/* Engine completions: never dropped, so a full ring waits for the broker.
+ * Stops at the first one the broker would refuse; -EPIPE (or -EPROTO) when
+ * the broker will never take them. */
 int shrt_ring_complete(struct syshax *sh, const struct syshax_engine_cpl *cpls,
 		       unsigned int nr)
 {
 	struct shrt_ring *r = sh->ring;
 	unsigned int n = 0;
-	int ret = 0;
+	int ret = 0, lost = 0;
 
 	pthread_mutex_lock(&r->in_lock);
 	while (n < nr && !(ret = ring_dead(r))) {
@@ -299,12 +316,14 @@ int shrt_ring_complete(struct syshax *sh, const struct syshax_engine_cpl *cpls,
 			in_put(r, &cpls[n++]);
 			put++;
 		}
-		if (put && publish_in(sh, r) && !ret)
-			ret = -EPROTO;
-		if (ret)
+		if (put)
+			lost = publish_in(sh, r);
+		if (lost || ret)
 			break;
 	}
 	pthread_mutex_unlock(&r->in_lock);
+	if (lost || ret == -EPIPE)
+		return lost ? lost : ret;
 	return n ? (int)n : ret;
 }
 
@@ -448,7 +467,7 @@ int shrt_ring_fetch(struct syshax *sh, struct syshax_engine_fetch_args *f)
 	struct syshax_engine_job *jobs = (void *)(uintptr_t)f->jobs;
 	struct shrt_ring *r = sh->ring;
 	int64_t end = shrt_deadline_ns(f->timeout_ns);
-	unsigned int max, n;
+	unsigned int max, room, taken, n;
 	int ret;
 
 	if (f->flags || !f->max)
@@ -458,11 +477,21 @@ int shrt_ring_fetch(struct syshax *sh, struct syshax_engine_fetch_args *f)
 	if (!max)
 		return -EFAULT;
 	for (;;) {
-		n = out_take(r, jobs, max);
-		if (n) {
-			ret = tokens_add(r, jobs, n);
-			return ret ? ret : (int)n;
-		}
+		/* Room for the tokens first: a job taken from the ring is
+		 * held by this engine, so none may be taken that it could not
+		 * complete. Without memory the jobs stay in the ring. */
+		pthread_mutex_lock(&r->tok_lock);
+		room = shrt_hmap_reserve(&r->tokens, max);
+		taken = room ? out_take(r, jobs, room) : 0;
+		n = shrt_maps_notes(r, jobs, taken);
+		tokens_add(r, jobs, n);
+		pthread_mutex_unlock(&r->tok_lock);
+		if (n)
+			return (int)n;
+		if (!room)
+			return -ENOMEM;
+		if (taken)
+			continue;	/* notes only: look again */
 		if (!f->timeout_ns)
 			return ring_dead(r) ? -EPROTO : -ETIMEDOUT;
 		ret = out_wait(sh, r, end);

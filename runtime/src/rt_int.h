@@ -48,10 +48,19 @@ struct shrt_backend {
 	/* Clears the fd's wake-ups before the out ring is looked at (NULL:
 	 * the fd's readiness is the ring's own). */
 	void (*ring_drain)(struct syshax *sh);
+	/* -EPIPE once the broker is gone and can never take the in ring,
+	 * else 0 (NULL: the broker lives as long as the context). */
+	int (*ring_peer)(struct syshax *sh);
 	/* A handle's size and allowed access, for the checks before a job
 	 * enters the ring: 0 or -EBADF. */
 	int (*ref_info)(struct syshax *sh, __u64 handle, __u64 *size,
 			__u32 *access);
+};
+
+/* An engine's mappings kept across jobs (maps.c), by id and by address. */
+struct shrt_maps {
+	pthread_mutex_t lock;
+	struct shrt_hmap by_id, by_addr;	/* -> struct shrt_map */
 };
 
 /* The caller's view of its rings (ring.c). */
@@ -68,6 +77,8 @@ struct shrt_ring {
 	uint32_t reaped;		/* atomic: completions taken */
 	pthread_mutex_t tok_lock;	/* tokens */
 	struct shrt_hmap tokens;	/* an engine's held jobs: token + 1 */
+	int notes;			/* an engine's, SYSHAX_RING_NOTES */
+	struct shrt_maps maps;		/* kept mappings, with notes */
 };
 
 /* What the daemon backend keeps of each handle: the memfd (or -1) and the
@@ -116,6 +127,16 @@ int shrt_ring_wait(struct syshax *sh, struct syshax_wait_args *w);
 int shrt_ring_fetch(struct syshax *sh, struct syshax_engine_fetch_args *f);
 int shrt_ring_complete(struct syshax *sh, const struct syshax_engine_cpl *cpls,
 		       unsigned int nr);
+
+/* maps.c: syshax_engine_map()/unmap() through the kept mappings; notes
+ * taken out of fetched entries (returns the jobs left, in order). */
+int shrt_maps_get(struct syshax *sh, uint64_t id, void **addr,
+		  uint64_t *size);
+int shrt_maps_put(struct syshax *sh, void *addr, uint64_t size);
+unsigned int shrt_maps_notes(struct shrt_ring *r, struct syshax_engine_job *jobs,
+			     unsigned int n);
+void shrt_maps_init(struct shrt_maps *ms);
+void shrt_maps_free(struct shrt_maps *ms);
 
 /* How many bytes from p on the caller's memory takes, up to len (daemon.c). */
 size_t shrt_writable_len(void *p, size_t len);

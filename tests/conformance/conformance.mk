@@ -9,6 +9,8 @@ CONF_BIN  := $(B)/tests/conformance/conformance
 
 # tools/beside.h: finds the syshaxd built with the suite.
 CPPFLAGS_tests += -I$(CURDIR)/runtime/include -I$(CURDIR)/tools
+# runtime/src/hmap.h: the library's fault hook (the suite links it static).
+$(B)/tests/conformance/engine_side.o: CPPFLAGS_tests += -I$(CURDIR)/runtime/src
 
 # Static library: the same binary runs in the VM guest.
 $(CONF_BIN): $(CONF_OBJS) $(SHRT_A)

@@ -7,6 +7,8 @@
  * what a broken or hostile caller would.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -314,6 +316,276 @@ static void t_setup_errors(void)
 	syshax_close(sh);
 }
 
+/*
+ * A broker that is gone (syshaxd killed: its sockets close, the rings
+ * stay mapped here) takes nothing more from the rings: an engine's
+ * completions of the 4 jobs it holds and a client's submit are -EPIPE,
+ * not a count of entries nobody will read.
+ */
+static void t_broker_gone(void)
+{
+	struct shxd_broker_conf c = {
+		.max_pinned_bytes = 64ULL << 20,
+		.engine_gid = (gid_t)-1,
+	};
+	struct syshax_engine_job ej[4];
+	struct syshax_engine_cpl cpl[4];
+	struct syshax_job jobs[4];
+	struct t_broker tb;
+	struct syshax *cl, *en;
+	int i, got = 0, n;
+
+	CU_ASSERT_EQUAL_FATAL(t_broker_start(&tb, &c,
+					     "/tmp/broker_gone.XXXXXX",
+					     "b.sock"), 0);
+	cl = t_broker_open(&tb);
+	en = t_broker_open(&tb);
+	CU_ASSERT_FATAL(cl && en);
+	CU_ASSERT_EQUAL_FATAL(syshax_engine_attach(en, -1), 0);
+	for (i = 0; i < 4; i++)
+		syshax_job_init(&jobs[i], SYSHAX_OP_NOP, 40 + i);
+	CU_ASSERT_EQUAL_FATAL(syshax_submit(cl, jobs, 4), 4);
+	while (got < 4) {
+		n = syshax_engine_fetch(en, ej + got, 4 - got, 2 * T_SEC);
+		CU_ASSERT_FATAL(n > 0);
+		got += n;
+	}
+	CU_ASSERT_PTR_NOT_NULL(t_hdr(en));
+	CU_ASSERT_PTR_NOT_NULL(t_hdr(cl));
+	t_broker_stop(&tb);
+
+	memset(cpl, 0, sizeof(cpl));
+	for (i = 0; i < 4; i++)
+		cpl[i].token = ej[i].token;
+	CU_ASSERT_EQUAL(syshax_engine_complete(en, cpl, 4), -EPIPE);
+	CU_ASSERT_EQUAL(syshax_submit(cl, jobs, 1), -EPIPE);
+	syshax_close(cl);
+	syshax_close(en);
+}
+
+/* ---- Buffers freed and reused under an engine that keeps mappings ---- */
+
+#define REUSE_CLIENTS	4
+#define REUSE_ROUNDS	2500		/* per client: 10,000 in all */
+#define REUSE_SZ	(64u << 10)
+#define POISON		0xdb
+
+struct reuse_engine {
+	const struct t_broker *tb;
+	volatile int attached, stop;
+	unsigned long jobs, hits, stale, bad;
+	uint32_t most_kept, kept_at_end;
+};
+
+struct reuse_client {
+	const struct t_broker *tb;
+	unsigned int id;
+	unsigned long rounds, bad;
+};
+
+static struct syshax *reuse_open(const struct t_broker *tb)
+{
+	struct syshax_open_opts o = {
+		.backend = SYSHAX_BACKEND_DAEMON, .path = tb->path,
+	};
+	struct syshax *sh = NULL;
+
+	return syshax_open(&sh, &o) ? NULL : sh;
+}
+
+static uint32_t kept(struct syshax *sh, uint64_t id, int *hit)
+{
+	struct shrt_maps *ms = &sh->ring->maps;
+	uint32_t n;
+
+	pthread_mutex_lock(&ms->lock);
+	if (hit)
+		*hit = shrt_hmap_get(&ms->by_id, id) != NULL;
+	n = ms->by_id.nr;
+	pthread_mutex_unlock(&ms->lock);
+	return n;
+}
+
+/* COPY jobs through syshax_engine_map()/unmap(); a source that holds the
+ * poison was freed: its mapping must never have been used. */
+static void *reuse_engine_main(void *arg)
+{
+	struct reuse_engine *e = arg;
+	struct syshax_engine_job ej[16];
+	struct syshax_engine_cpl cpl[16];
+	struct syshax *sh = reuse_open(e->tb);
+	int64_t end = 0;
+	int n, i, r, hit;
+
+	if (!sh || syshax_engine_attach(sh, -1) || !sh->ring) {
+		e->bad++;
+		e->attached = -1;
+		return NULL;
+	}
+	e->attached = 1;
+	for (;;) {
+		uint32_t k = kept(sh, 0, NULL);
+
+		if (k > e->most_kept)
+			e->most_kept = k;
+		/* Once the clients are done: until the last notes came. */
+		if (e->stop && !end)
+			end = (int64_t)time(NULL) + 5;
+		if (e->stop && (!k || time(NULL) > end))
+			break;
+		n = syshax_engine_fetch(sh, ej, 16, 20000000LL);
+		for (i = 0; i < n; i++) {
+			const struct syshax_job *j = &ej[i].job;
+			void *a[2] = { NULL, NULL };
+			uint64_t z[2];
+
+			memset(&cpl[i], 0, sizeof(cpl[i]));
+			cpl[i].token = ej[i].token;
+			for (r = 0; r < 2; r++) {
+				kept(sh, j->refs[r].buf, &hit);
+				e->hits += hit;
+				if (syshax_engine_map(sh, j->refs[r].buf, &a[r],
+						      &z[r]))
+					cpl[i].status = -EIO;
+			}
+			if (!cpl[i].status) {
+				const unsigned char *src = a[0];
+
+				if (src[j->refs[0].offset] == POISON)
+					e->stale++;
+				memcpy((char *)a[1] + j->refs[1].offset,
+				       src + j->refs[0].offset,
+				       j->refs[0].length);
+				cpl[i].result = j->refs[0].length;
+			}
+			for (r = 0; r < 2; r++)
+				if (a[r])
+					syshax_engine_unmap(sh, a[r], z[r]);
+		}
+		if (n > 0 && syshax_engine_complete(sh, cpl, (unsigned int)n) != n)
+			e->bad++;
+		if (n > 0)
+			e->jobs += (unsigned long)n;
+	}
+	e->kept_at_end = kept(sh, 0, NULL);
+	syshax_close(sh);
+	return NULL;
+}
+
+/* Each round: a fresh source with the round's pattern, copied into one
+ * long-lived destination, checked, poisoned and freed. */
+static void *reuse_client_main(void *arg)
+{
+	struct reuse_client *c = arg;
+	struct syshax_buffer src, dst;
+	struct syshax_completion cpl;
+	struct syshax_job job;
+	struct syshax *sh = reuse_open(c->tb);
+	unsigned int i;
+
+	if (!sh || syshax_buf_alloc(sh, REUSE_SZ, -1, SYSHAX_BUF_ALLOW_SMALL,
+				    &dst) || syshax_buf_map(sh, &dst)) {
+		c->bad++;
+		goto out;
+	}
+	for (c->rounds = 0; c->rounds < REUSE_ROUNDS; c->rounds++) {
+		unsigned char want = (unsigned char)(c->id * 61 + c->rounds);
+
+		if (want == POISON)
+			want++;
+		if (syshax_buf_alloc(sh, REUSE_SZ, -1, SYSHAX_BUF_ALLOW_SMALL,
+				     &src) || syshax_buf_map(sh, &src)) {
+			c->bad++;
+			break;
+		}
+		memset(src.addr, want, REUSE_SZ);
+		memset(dst.addr, 0, REUSE_SZ);
+		syshax_job_copy(&job, &src, 0, &dst, 0, REUSE_SZ, c->rounds);
+		if (syshax_submit(sh, &job, 1) != 1 ||
+		    syshax_wait(sh, &cpl, 1, 1, 10 * T_SEC) != 1 ||
+		    cpl.status || cpl.result != REUSE_SZ ||
+		    cpl.user_data != c->rounds)
+			c->bad++;
+		for (i = 0; i < REUSE_SZ; i += 4096)
+			c->bad += ((unsigned char *)dst.addr)[i] != want ||
+				  ((unsigned char *)dst.addr)[REUSE_SZ - 1] != want;
+		memset(src.addr, POISON, REUSE_SZ);
+		syshax_buf_free(sh, &src);
+	}
+	syshax_buf_free(sh, &dst);
+out:
+	syshax_close(sh);
+	return NULL;
+}
+
+/*
+ * 4 clients x 2500 rounds of a buffer allocated, used by one COPY job,
+ * poisoned and freed, beside one long-lived buffer, under an engine whose
+ * library keeps its mappings (SYSHAX_FEAT_MAP_NOTES): every result right,
+ * no freed buffer's memory read, the long-lived buffers found mapped, and
+ * once all are freed, no mapping kept and nothing counted in the broker.
+ */
+static void t_reuse(void)
+{
+	struct shxd_broker_conf conf = {
+		.max_pinned_bytes = 64ULL << 20,
+		.engine_gid = (gid_t)-1,
+	};
+	struct reuse_client cl[REUSE_CLIENTS];
+	pthread_t ct[REUSE_CLIENTS], et;
+	struct reuse_engine e = { 0 };
+	struct syshax_version_args v;
+	struct syshax_stats_args st;
+	unsigned long rounds = 0, bad = 0;
+	struct t_broker tb;
+	struct syshax *sh;
+	unsigned int i;
+
+	CU_ASSERT_EQUAL_FATAL(t_broker_start(&tb, &conf,
+					     "/tmp/broker_reuse.XXXXXX",
+					     "b.sock"), 0);
+	sh = t_broker_open(&tb);
+	CU_ASSERT_FATAL(sh != NULL);
+	CU_ASSERT_EQUAL(syshax_version(sh, &v), 0);
+	CU_ASSERT(v.features & SYSHAX_FEAT_MAP_NOTES);
+	e.tb = &tb;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&et, NULL, reuse_engine_main,
+					     &e), 0);
+	while (!e.attached)
+		usleep(1000);
+	for (i = 0; i < REUSE_CLIENTS; i++) {
+		cl[i] = (struct reuse_client){ .tb = &tb, .id = i };
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&ct[i], NULL,
+						     reuse_client_main,
+						     &cl[i]), 0);
+	}
+	for (i = 0; i < REUSE_CLIENTS; i++) {
+		pthread_join(ct[i], NULL);
+		rounds += cl[i].rounds;
+		bad += cl[i].bad;
+	}
+	e.stop = 1;
+	pthread_join(et, NULL);
+	printf("\n  %lu rounds, %lu jobs, %lu of %lu maps found kept, at most "
+	       "%u kept, %u at the end ", rounds, e.jobs, e.hits, 2 * e.jobs,
+	       e.most_kept, e.kept_at_end);
+	CU_ASSERT_EQUAL(rounds, REUSE_CLIENTS * REUSE_ROUNDS);
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(e.bad, 0);
+	CU_ASSERT_EQUAL(e.stale, 0);
+	CU_ASSERT_EQUAL(e.jobs, rounds);
+	/* Each client's destination stays mapped from its second round. */
+	CU_ASSERT(e.hits >= REUSE_CLIENTS * (REUSE_ROUNDS - 1));
+	CU_ASSERT_EQUAL(e.kept_at_end, 0);
+	CU_ASSERT_EQUAL(syshax_stats(sh, &st), 0);
+	CU_ASSERT_EQUAL(st.pinned_bytes, 0);
+	CU_ASSERT_EQUAL(st.nr_bufs, 0);
+	CU_ASSERT_EQUAL(st.queue_depth, 0);
+	CU_ASSERT_EQUAL(st.inflight, 0);
+	syshax_close(sh);
+	t_broker_stop(&tb);
+}
+
 /* Nothing of all that is left in the broker. */
 static void t_nothing_left(void)
 {
@@ -350,6 +622,10 @@ int main(void)
 		{ "RING_SETUP: sizes, twice, over old-path jobs",
 		  t_setup_errors },
 		{ "nothing left behind", t_nothing_left },
+		{ "broker gone: engine completions, submits -EPIPE",
+		  t_broker_gone },
+		{ "buffers freed and reused, the engine keeping mappings",
+		  t_reuse },
 	};
 
 	return T_RUN_SUITE("broker rings", t_setup, t_teardown, tests);

@@ -164,6 +164,42 @@ static void t_out(void)
 	free(a.mem);
 }
 
+/* After the caller is gone: what it never consumed comes back, newest
+ * first, published or not; nothing from a lying out_head. */
+static void t_unput(void)
+{
+	struct syshax_completion c = { 0 }, got;
+	struct t_area a;
+	int i;
+
+	t_make(&a);
+	for (i = 0; i < OUT_N + 4; i++) {	/* wraps around */
+		if (i == OUT_N)
+			a.r.hdr->out_head.v = 8;
+		CU_ASSERT(shx_ring_out_room(&a.r) > 0);
+		c.user_data = (uint64_t)i;
+		shx_ring_out_put(&a.r, &c);
+		if (i == OUT_N + 1)
+			shx_ring_out_publish(&a.r);	/* 2 stay unpublished */
+	}
+	a.r.hdr->out_head.v = 12;
+	for (i = OUT_N + 3; i >= 12; i--) {
+		CU_ASSERT_EQUAL_FATAL(shx_ring_out_unput(&a.r, &got), 1);
+		CU_ASSERT_EQUAL(got.user_data, (uint64_t)i);
+	}
+	CU_ASSERT_EQUAL(shx_ring_out_unput(&a.r, &got), 0);
+	CU_ASSERT_EQUAL(shx_ring_out_pending(&a.r), 0);
+	free(a.mem);
+
+	t_make(&a);
+	shx_ring_out_put(&a.r, &c);
+	shx_ring_out_publish(&a.r);
+	a.r.hdr->out_head.v = 5;			/* past the tail */
+	CU_ASSERT_EQUAL(shx_ring_out_unput(&a.r, &got), 0);
+	CU_ASSERT(a.r.hdr->broker_flags.v & SYSHAX_RING_DEAD);
+	free(a.mem);
+}
+
 /* The wake-up rule: a sleeping broker asks for kicks unless entries came;
  * a publish tells when the caller sleeps. */
 static void t_wakeup(void)
@@ -283,6 +319,7 @@ int main(void)
 		{ "take: private copies, wrap-around", t_take },
 		{ "bad in_tail: -EPROTO, DEAD, sticky", t_bad_in_tail },
 		{ "out ring: room, bad out_head", t_out },
+		{ "out ring: unconsumed entries back", t_unput },
 		{ "wake-up rule", t_wakeup },
 		{ "RING_SETUP sizes", t_sizes },
 		{ "fuzzed caller words", t_fuzz },

@@ -18,6 +18,7 @@ int bench_kernels_main(int argc, char **argv);
 int bench_nop_main(int argc, char **argv);
 int bench_ffn_main(int argc, char **argv);
 int bench_e2e_main(int argc, char **argv);
+int bench_serve_main(int argc, char **argv);
 
 /* ---- timing (timing.c) ---- */
 

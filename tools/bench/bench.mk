@@ -6,7 +6,23 @@ CPPFLAGS_tools += -I$(CURDIR)/kernels
 
 BENCH_SRCS := $(sort $(wildcard tools/bench/*.c))
 
-$(B)/syshax-bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(SHXTOOLS_A) $(B)/libshxk.a
+# serve.c's clients stream over libcurl (libcurl4-openssl-dev) and read
+# the model's vocabulary with libshxtext; a build without libcurl (the
+# arm64 guest's cross build) has no serve subcommand.
+BENCH_DEPS := $(SHXTOOLS_A) $(B)/libshxk.a
+ifeq ($(shell $(PKG_CONFIG) --exists libcurl && echo y),y)
+BENCH_DEPS := $(SHXTEXT_A) $(SHXD_MODEL_OBJS) $(BENCH_DEPS)
+BENCH_LIBS += $(SHXTEXT_LIBS) $(SHXD_MODEL_LIBS) \
+	$(shell $(PKG_CONFIG) --libs libcurl libcjson)
+$(B)/tools/bench/main.o: CPPFLAGS_tools += -DBENCH_SERVE
+CHECKS += check-bench-serve-usage
+$(B)/tools/bench/serve.o: CPPFLAGS_tools += -I$(CURDIR)/text \
+	$(shell $(PKG_CONFIG) --cflags libcurl libcjson)
+else
+BENCH_SRCS := $(filter-out tools/bench/serve.c,$(BENCH_SRCS))
+endif
+
+$(B)/syshax-bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(BENCH_DEPS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(BENCH_LIBS) -ldl -lpthread -lm
 
 ALL += $(B)/syshax-bench
@@ -68,3 +84,11 @@ check-bench-e2e: $(B)/syshax-bench $(B)/syshaxd
 	$(B)/syshax-bench e2e --preset 13b >/dev/null 2>&1; test $$? -eq 2
 	$(B)/syshax-bench e2e --shape llama3-70b >/dev/null 2>&1; test $$? -eq 2
 CHECKS += check-bench-e2e
+
+# syshax-bench serve: usage errors are status 2 (the run itself:
+# tests/server's check, against the server).
+.PHONY: check-bench-serve-usage
+check-bench-serve-usage: $(B)/syshax-bench
+	$(B)/syshax-bench serve >/dev/null 2>&1; test $$? -eq 2
+	$(B)/syshax-bench serve --model x --clients 0 >/dev/null 2>&1; test $$? -eq 2
+	$(B)/syshax-bench serve --help | grep -q '^usage: syshax-bench serve'

@@ -27,6 +27,10 @@ static const struct command g_commands[] = {
 	  "whole decode steps through syshaxd vs llama.cpp, same GGUF file" },
 	{ "nop", bench_nop_main,
 	  "NOP job round trips on each backend (latency, jobs/s)" },
+#ifdef BENCH_SERVE
+	{ "serve", bench_serve_main,
+	  "streaming clients on syshax-serve vs llama.cpp batching, one GGUF" },
+#endif
 };
 
 static void usage(FILE *f)
