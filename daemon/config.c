@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker/broker.h"
+#include "conffile.h"
 #include "engine/cpu.h"
 #include "syshax/rt.h"
 
@@ -216,60 +217,30 @@ int shxd_config_set(struct shxd_config *cfg, const char *key,
 	return -ENOENT;
 }
 
-/* Strips leading and trailing blanks in place. */
-static char *trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
 /* The last bad line's key and value, for the message. */
-static char g_bad[PATH_MAX + 64];
+static char g_bad[PATH_MAX + 256];
+
+static int set_key(void *cfg, const char *key, const char *value)
+{
+	return shxd_config_set(cfg, key, value);
+}
 
 int shxd_config_load(struct shxd_config *cfg, const char *path, int *line)
 {
-	char buf[PATH_MAX + 64];
-	FILE *f = fopen(path, "re");
-	int ret = 0;
+	char key[128], value[PATH_MAX];
+	int ret = shxd_conffile_read(path, set_key, cfg, line, key, value,
+				     sizeof(key), sizeof(value));
+	const char *ok;
 
-	*line = 0;
-	if (!f)
-		return -errno;
-	while (fgets(buf, sizeof(buf), f)) {
-		char *hash = strchr(buf, '#');
-		char *eq, *key;
-
-		++*line;
-		if (hash)
-			*hash = '\0';
-		key = trim(buf);
-		if (!*key)
-			continue;
-		eq = strchr(key, '=');
-		if (!eq) {
-			snprintf(g_bad, sizeof(g_bad), "not 'key = value'");
-			ret = -EINVAL;
-			break;
-		}
-		*eq = '\0';
-		key = trim(key);
-		ret = shxd_config_set(cfg, key, trim(eq + 1));
-		if (ret) {
-			const char *ok = shxd_config_allowed(key);
-
-			snprintf(g_bad, sizeof(g_bad), "%s = '%s'%s%s", key,
-				 trim(eq + 1), ok ? "; allowed: " : "",
-				 ok ? ok : "");
-			break;
-		}
+	if (!ret || !*line)
+		return ret;
+	if (!key[0]) {
+		snprintf(g_bad, sizeof(g_bad), "not 'key = value'");
+		return ret;
 	}
-	fclose(f);
+	ok = shxd_config_allowed(key);
+	snprintf(g_bad, sizeof(g_bad), "%s = '%s'%s%s", key, value,
+		 ok ? "; allowed: " : "", ok ? ok : "");
 	return ret;
 }
 

@@ -9,7 +9,7 @@ SHXD_ENGINE_OBJS := $(addprefix $(B)/daemon/engine/,cpu.o engine.o exec.o \
 	$(addprefix $(B)/daemon/model/,hfnames.o wdesc.o) $(SHXD_MODEL_OBJS)
 SHXD_ENGINE_LIBS = $(B)/libshxk.a $(SHXD_MODEL_LIBS) \
 	$(shell $(PKG_CONFIG) --libs numa) -lm -pthread
-SHXD_OBJS := $(addprefix $(B)/daemon/,config.o log.o main.o) \
+SHXD_OBJS := $(addprefix $(B)/daemon/,conffile.o config.o log.o main.o) \
 	$(SHXD_ENGINE_OBJS)
 
 # The static library: syshaxd also runs in the VM guest, which has no

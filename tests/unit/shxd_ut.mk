@@ -7,7 +7,8 @@ $(SHXD_UT:%=%.o): CPPFLAGS_tests += -I$(CURDIR)/daemon -I$(CURDIR)/daemon/engine
 	-I$(CURDIR)/runtime/include
 
 $(B)/tests/unit/shxd_config_ut: $(B)/tests/unit/shxd_config_ut.o \
-		$(B)/daemon/config.o $(B)/daemon/engine/pool.o $(SHRT_A)
+		$(B)/daemon/config.o $(B)/daemon/conffile.o \
+		$(B)/daemon/engine/pool.o $(SHRT_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs cunit numa) \
 		-pthread
 

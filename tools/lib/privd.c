@@ -38,7 +38,14 @@ int privd_spawn(const char *exe, char *const argv[], const char *device,
 		return -errno;
 	if (pid == 0) {
 		int fd = log ? open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
+		sigset_t none;
 
+		/* exec keeps the mask and ignored signals: a parent that
+		 * blocks SIGTERM for sigwait (syshax-serve) or ignores
+		 * SIGPIPE must not hand that to the daemon. */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
 		if (fd >= 0 && dup2(fd, STDERR_FILENO) < 0)
 			_exit(127);
 		if (device)

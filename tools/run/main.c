@@ -407,11 +407,11 @@ static void print_info(const struct run *r)
 
 	printf("model %s: %s, %u layers, hidden %u, %u/%u heads, vocab "
 	       "%u, %.1f MiB; %s backend%s; KV %s, %u blocks of %u\n",
-	       r->path, arch_name(mi->arch), mi->n_layer, mi->n_embd,
+	       r->be.path, arch_name(mi->arch), mi->n_layer, mi->n_embd,
 	       mi->n_head, mi->n_head_kv, mi->n_vocab,
 	       mi->weight_bytes / 1048576.0,
-	       syshax_backend(r->sh) == SYSHAX_BACKEND_KERNEL ?
-	       "kernel" : "userspace", r->d.pid > 0 ?
+	       syshax_backend(r->be.sh) == SYSHAX_BACKEND_KERNEL ?
+	       "kernel" : "userspace", r->be.d.pid > 0 ?
 	       " (private syshaxd)" : "", type_name(o->kv_type),
 	       r->num_blocks, o->block_size);
 }

@@ -6,8 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "privd.h"
-#include "syshax/rt.h"
+#include "backend.h"
 #include "tokenizer.h"
 
 struct standin;
@@ -33,11 +32,8 @@ struct run_opts {
 /* The backend, the model and the buffers of one run. */
 struct run {
 	const struct run_opts *o;
-	struct syshax *sh;
-	struct privd d;			/* a daemon started here, if any */
-	char path[192];			/* MODEL_LOAD's path */
-	char real[4096];		/* the model file here, "": not looked up */
-	char dir[4096];			/* its folder */
+	struct be_opts beo;
+	struct backend be;		/* sh, a private daemon, the paths */
 	struct syshax_model_info info;
 	struct syshax_buffer k, v, io;
 	uint32_t bps;			/* blocks per sequence (= max_blocks) */
@@ -60,10 +56,6 @@ int run_load(struct run *r);
 int run_generate(struct run *r, struct run_result *res);
 void run_close(struct run *r);
 
-/* One job's round trip: its completion in *c; 0 or its -errno. */
-int run_job(struct syshax *sh, const struct syshax_job *job,
-	    struct syshax_completion *c);
-
 /* text.c: -p, the prompt as text through the model's own tokenizer and
  * the tokens back as text. */
 struct run_text {
@@ -82,16 +74,5 @@ void text_step(void *arg, const int32_t *tokens, unsigned int step);
 /* The text of n ids (malloc'ed, NUL-terminated), NULL when out of memory. */
 char *text_of(struct run_text *t, const int32_t *ids, unsigned int n);
 void text_close(struct run_text *t);
-
-/* standin.c: the stand-in xPU, an in-process copy of syshaxd's CPU engine. */
-int standin_open(struct standin **out, const char *dir, const char *file);
-void standin_close(struct standin *s);
-/* Runs a deferred DECODE job on bufs[i], the client's own mappings of the
- * buffers job->refs[i] names: the same KV pages syshaxd wrote. */
-int standin_decode(struct standin *s, const struct syshax_job *job,
-		   const struct syshax_buffer *const *bufs);
-/* Tells syshaxd the stand-in's load (REPORT_XPU): ran is the sequences it
- * ran in the step just done, 0 when it was not its step. */
-int standin_report(struct standin *s, struct syshax *sh, unsigned int ran);
 
 #endif /* SHX_RUN_H */

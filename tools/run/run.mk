@@ -1,6 +1,6 @@
 # tools/run/: syshax-run, greedy decoding of a model through syshaxd (-p:
 # text through the model's tokenizer, $(SHXTEXT_A)). Its
-# --xpu-standin links syshaxd's CPU engine in (standin.c); static
+# --xpu-standin links syshaxd's CPU engine in (tools/lib/standin.c); static
 # libsyshax-rt: it also runs in the VM guest, against the module.
 RUN_SRCS := $(sort $(wildcard tools/run/*.c))
 

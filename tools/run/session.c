@@ -6,15 +6,13 @@
  * step's token ids and positions, the block tables and the output rows.
  */
 #include <errno.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "beside.h"
 #include "run.h"
+#include "standin.h"
 #include "stepjob.h"
 
 #define PROG	"syshax-run"
@@ -28,120 +26,15 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int run_job(struct syshax *sh, const struct syshax_job *job,
-	    struct syshax_completion *c)
-{
-	int ret = syshax_submit(sh, job, 1);
-
-	if (ret < 0)
-		return ret;
-	ret = syshax_wait(sh, c, 1, 1, -1);
-	if (ret < 0)
-		return ret;
-	return c->status;
-}
-
-/* The model file here: its absolute path (MODEL_LOAD's, but for a running
- * daemon) and its folder (a private daemon's and the stand-in's model_dir). */
-static int locate(struct run *r)
-{
-	char real[PATH_MAX];
-
-	if (!realpath(r->o->model, real)) {
-		fprintf(stderr, PROG ": %s: %s\n", r->o->model, strerror(errno));
-		return -errno;
-	}
-	snprintf(r->real, sizeof(r->real), "%s", real);
-	snprintf(r->dir, sizeof(r->dir), "%s", dirname(real));
-	return 0;
-}
-
-/* MODEL_LOAD's path. */
-static int set_path(struct run *r, const char *path)
-{
-	if (strlen(path) >= sizeof(r->path)) {
-		fprintf(stderr, PROG ": %s: path longer than %zu bytes\n", path,
-			sizeof(r->path) - 1);
-		return -ENAMETOOLONG;
-	}
-	snprintf(r->path, sizeof(r->path), "%s", path);
-	return 0;
-}
-
-/* A private daemon: all of syshaxd, or an engine for the module (sh open). */
-static int start_private(struct run *r, bool engine_only)
-{
-	static const char *const rel[] = { "syshaxd", "../sbin/syshaxd" };
-	char exe[PATH_MAX], threads[16];
-	char *extra[] = { "--model-dir", r->dir, NULL, NULL, NULL };
-	int ret = locate(r);
-
-	if (!ret)
-		ret = set_path(r, r->real);
-	if (ret)
-		return ret;
-	if (r->o->syshaxd)
-		snprintf(exe, sizeof(exe), "%s", r->o->syshaxd);
-	else
-		beside_path(exe, sizeof(exe), "syshaxd", rel, 2);
-	if (r->o->threads) {
-		snprintf(threads, sizeof(threads), "%u", r->o->threads);
-		extra[2] = "--threads";
-		extra[3] = threads;
-	}
-	if (engine_only)
-		ret = privd_start_engine(exe, extra, "/dev/syshax", &r->d, r->sh);
-	else
-		ret = privd_start_userspace(exe, extra, &r->d, &r->sh);
-	if (ret)
-		fprintf(stderr, PROG ": cannot start a private %s: %s\n", exe,
-			syshax_strerror(ret));
-	return ret;
-}
-
-/* A backend found running: the model path goes as given, but the module
- * with no engine attached gets a private one. */
-static int use_running(struct run *r)
-{
-	struct syshax_stats_args st;
-	int ret = syshax_stats(r->sh, &st);
-
-	if (ret) {
-		fprintf(stderr, PROG ": stats: %s\n", syshax_strerror(ret));
-		return ret;
-	}
-	if (!st.engines && syshax_backend(r->sh) == SYSHAX_BACKEND_KERNEL)
-		return start_private(r, true);
-	if (!st.engines) {
-		fprintf(stderr, PROG ": the running syshaxd has no engine "
-			"(--no-engine?); start one, or use --private\n");
-		return -ENODEV;
-	}
-	return set_path(r, r->o->model);
-}
-
 int run_open(struct run *r, const struct run_opts *o)
 {
-	int ret;
-
 	memset(r, 0, sizeof(*r));
 	r->o = o;
-	if (!o->private) {
-		ret = syshax_open(&r->sh, NULL);
-		if (!ret)
-			return use_running(r);
-		/* Nothing listening where it looks: start our own. */
-		if (getenv("SYSHAX_DEVICE") ||
-		    (ret != -ENOENT && ret != -ECONNREFUSED)) {
-			fprintf(stderr, PROG ": cannot open the sysHAX backend: "
-				"%s\n  tried: %s\n  check $SYSHAX_DEVICE, or "
-				"use --private; run syshax-check for what is "
-				"missing\n", syshax_strerror(ret),
-				syshax_open_tried());
-			return ret;
-		}
-	}
-	return start_private(r, false);
+	r->beo = (struct be_opts){
+		.prog = PROG, .model = o->model, .syshaxd = o->syshaxd,
+		.threads = o->threads, .private = o->private,
+	};
+	return be_open(&r->be, &r->beo);
 }
 
 /* io layout: info, prompts, step tokens, positions, block tables, output. */
@@ -160,60 +53,6 @@ static uint64_t io_layout(struct run *r)
 	IO_REGION(off_out, o->seqs * ROW);
 #undef IO_REGION
 	return off;
-}
-
-static int alloc_map(struct run *r, uint64_t size, struct syshax_buffer *b,
-		     const char *what)
-{
-	int ret = syshax_buf_alloc(r->sh, size, -1, SYSHAX_BUF_ALLOW_SMALL |
-				   SYSHAX_BUF_ALLOW_REMOTE, b);
-
-	if (!ret) {
-		ret = syshax_buf_map(r->sh, b);
-		if (ret)
-			syshax_buf_free(r->sh, b);
-	}
-	if (ret) {
-		memset(b, 0, sizeof(*b));
-		fprintf(stderr, PROG ": %s buffer (%.1f MiB): %s\n", what,
-			size / 1048576.0, syshax_strerror(ret));
-		if (ret == -ENOMEM)
-			fprintf(stderr, "  over max_pinned_mb / "
-				"max_pinned_user_mb / RLIMIT_MEMLOCK (see "
-				"syshax-check)\n");
-	}
-	return ret;
-}
-
-static void load_error(const struct run *r, int err)
-{
-	fprintf(stderr, PROG ": MODEL_LOAD %s: %s\n", r->path,
-		syshax_strerror(err));
-	if (r->d.pid > 0)
-		privd_print_log(&r->d, "refused it");
-	else if (err == -EACCES || err == -ENOENT)
-		fprintf(stderr, "  a running syshaxd loads only files under its "
-			"model_dir (syshaxd --model-dir DIR): give the path\n"
-			"  relative to it or absolute inside it, or use --private "
-			"to start a syshaxd on the model's folder\n");
-}
-
-static int model_load(struct run *r)
-{
-	const struct sj_ref info = { &r->io, 0 };
-	struct syshax_completion c;
-	struct syshax_job job;
-	int ret;
-
-	sj_model_load(&job, r->path, &info);
-	ret = run_job(r->sh, &job, &c);
-	if (ret) {
-		load_error(r, ret);
-		return ret;
-	}
-	memcpy(&r->info, r->io.addr, sizeof(r->info));
-	r->info.model = c.result;
-	return 0;
 }
 
 static int check_prompt(const struct run *r)
@@ -244,25 +83,25 @@ int run_load(struct run *r)
 	 * never fed back: one spare position). */
 	r->bps = (o->plen + o->n + o->block_size - 1) / o->block_size;
 	r->num_blocks = r->bps * o->seqs;
-	ret = alloc_map(r, io_layout(r), &r->io, "io");
+	ret = be_buf(&r->be, io_layout(r), &r->io, "io");
 	if (!ret)
-		ret = model_load(r);
+		ret = be_model_load(&r->be, &r->io, &r->info);
 	if (!ret)
 		ret = check_prompt(r);
 	if (ret)
 		return ret;
 	layer = (uint64_t)r->num_blocks * o->block_size * r->info.n_head_kv *
 		r->info.head_dim * kv_elem(o->kv_type);
-	ret = alloc_map(r, layer * r->info.n_layer, &r->k, "K cache");
+	ret = be_buf(&r->be, layer * r->info.n_layer, &r->k, "K cache");
 	if (!ret)
-		ret = alloc_map(r, layer * r->info.n_layer, &r->v, "V cache");
+		ret = be_buf(&r->be, layer * r->info.n_layer, &r->v, "V cache");
 	if (ret || !o->standin)
 		return ret;
 	/* With a running daemon the path was passed as given: the stand-in
 	 * reads the file from here. */
-	if (!r->real[0])
-		ret = locate(r);
-	return ret ? ret : standin_open(&r->xpu, r->dir, r->real);
+	if (!r->be.real[0])
+		ret = be_locate(&r->be);
+	return ret ? ret : standin_open(&r->xpu, PROG, r->be.dir, r->be.real);
 }
 
 static int32_t *io_s32(const struct run *r, uint64_t off)
@@ -337,7 +176,7 @@ static int prefill(struct run *r, int32_t *tokens)
 					 (uint64_t)i * r->bps * 4 };
 		st.out.off = r->off_out + (uint64_t)i * ROW;
 		sj_step(&job, SYSHAX_OP_PREFILL, i, &st);
-		ret = run_job(r->sh, &job, &c);
+		ret = be_job(r->be.sh, &job, &c);
 		if (ret)
 			fprintf(stderr, PROG ": PREFILL of sequence %u: %s\n", i,
 				syshax_strerror(ret));
@@ -372,14 +211,14 @@ static int decode_step(struct run *r, unsigned int s, int32_t *tokens,
 	sj_step(&job, SYSHAX_OP_DECODE, s, &st);
 	if (r->xpu)
 		job.flags = SYSHAX_JOB_MAY_DEFER;
-	ret = run_job(r->sh, &job, &c);
+	ret = be_job(r->be.sh, &job, &c);
 	*side = 'C';
 	if (!ret && (c.flags & SYSHAX_CPL_DEFERRED)) {
 		*side = 'X';
-		ret = standin_decode(r->xpu, &job, bufs);
+		ret = standin_step(r->xpu, &job, bufs);
 	}
 	if (!ret && r->xpu)
-		ret = standin_report(r->xpu, r->sh, *side == 'X' ? o->seqs : 0);
+		ret = standin_report(r->xpu, r->be.sh, *side == 'X' ? o->seqs : 0);
 	if (ret) {
 		fprintf(stderr, PROG ": DECODE step %u (%s): %s\n", s,
 			*side == 'X' ? "stand-in" : "syshaxd",
@@ -412,7 +251,7 @@ int run_generate(struct run *r, struct run_result *res)
 		o->on_step(o->step_arg, res->tokens, 0);
 	/* An idle xPU announces itself before the first step. */
 	if (!ret && r->xpu)
-		ret = standin_report(r->xpu, r->sh, 0);
+		ret = standin_report(r->xpu, r->be.sh, 0);
 	t0 = now_s();
 	for (unsigned int s = 0; !ret && s + 1 < o->n; s++) {
 		ret = decode_step(r, s, res->tokens, &res->sides[s]);
@@ -428,30 +267,17 @@ int run_generate(struct run *r, struct run_result *res)
 	return ret;
 }
 
-static void model_free(struct run *r)
-{
-	struct syshax_completion c;
-	struct syshax_job job;
-	int ret;
-
-	sj_weights_free(&job, r->info.model);
-	ret = run_job(r->sh, &job, &c);
-	if (ret)
-		fprintf(stderr, PROG ": WEIGHTS_FREE: %s\n", syshax_strerror(ret));
-}
-
 void run_close(struct run *r)
 {
 	if (r->xpu)
 		standin_close(r->xpu);
 	if (r->info.model)
-		model_free(r);
+		be_model_free(&r->be, r->info.model);
 	if (r->k.addr)
-		syshax_buf_free(r->sh, &r->k);
+		syshax_buf_free(r->be.sh, &r->k);
 	if (r->v.addr)
-		syshax_buf_free(r->sh, &r->v);
+		syshax_buf_free(r->be.sh, &r->v);
 	if (r->io.addr)
-		syshax_buf_free(r->sh, &r->io);
-	syshax_close(r->sh);
-	privd_stop(&r->d);
+		syshax_buf_free(r->be.sh, &r->io);
+	be_close(&r->be);
 }

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The stand-in xPU of --xpu-standin: it plays the framework's accelerator
- * with an in-process instance of syshaxd's own CPU engine (one worker).
- * It loads the same model file and runs the DECODE steps syshaxd defers
+ * The stand-in xPU of --xpu-standin (standin.h): an in-process instance
+ * of syshaxd's own CPU engine (one worker). It runs the steps it is given
  * on this process's mappings of the very syshax buffers syshaxd uses: the
  * KV blocks either side wrote are read by the other, nothing is copied.
  */
@@ -13,8 +12,9 @@
 #include <string.h>
 
 #include "engine/cpu.h"
+#include "backend.h"
 #include "log.h"
-#include "run.h"
+#include "standin.h"
 
 #define STANDIN_CTX	1	/* the context its jobs come from */
 #define RATE_WINDOW	8	/* steps its tokens/s is measured over */
@@ -74,7 +74,8 @@ static int load(struct standin *s, const char *file)
 	return exec_one(s, &job, &map, &s->model);
 }
 
-int standin_open(struct standin **out, const char *dir, const char *file)
+int standin_open(struct standin **out, const char *prog, const char *dir,
+		 const char *file)
 {
 	struct shxd_cpu_conf conf = {
 		.pool = { .nthreads = 1 },
@@ -84,6 +85,7 @@ int standin_open(struct standin **out, const char *dir, const char *file)
 		.max_wsets = 1,
 	};
 	struct standin *s = calloc(1, sizeof(*s));
+	static char name[64];	/* the log keeps the pointer */
 	char cpus[16], err[256];
 	int ret;
 
@@ -93,17 +95,18 @@ int standin_open(struct standin **out, const char *dir, const char *file)
 	snprintf(cpus, sizeof(cpus), "%d", last_cpu());
 	conf.pool.affinity = cpus;
 	/* Its engine's lines must not read as the daemon's. */
-	shxd_log_init("syshax-run: xpu stand-in", true);
+	snprintf(name, sizeof(name), "%s: xpu stand-in", prog);
+	shxd_log_init(name, true);
 	ret = shxd_cpu_create(&conf, &s->cpu, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "syshax-run: stand-in xPU: %s\n", err);
+		fprintf(stderr, "%s: stand-in xPU: %s\n", prog, err);
 		free(s);
 		return ret;
 	}
 	ret = load(s, file);
 	if (ret) {
-		fprintf(stderr, "syshax-run: stand-in xPU: MODEL_LOAD %s: %s\n",
-			file, syshax_strerror(ret));
+		fprintf(stderr, "%s: stand-in xPU: MODEL_LOAD %s: %s\n",
+			prog, file, syshax_strerror(ret));
 		standin_close(s);
 		return ret;
 	}
@@ -126,8 +129,8 @@ void standin_close(struct standin *s)
 	free(s);
 }
 
-int standin_decode(struct standin *s, const struct syshax_job *job,
-		   const struct syshax_buffer *const *bufs)
+int standin_step(struct standin *s, const struct syshax_job *job,
+		 const struct syshax_buffer *const *bufs)
 {
 	struct shxd_mapping maps[SYSHAX_JOB_MAX_REFS];
 	struct syshax_step_params p;
@@ -146,7 +149,7 @@ int standin_decode(struct standin *s, const struct syshax_job *job,
 		mine.refs[i].buf = bufs[i]->id;
 	}
 	ret = exec_one(s, &mine, maps, &res);
-	if (ret)
+	if (ret || job->op != SYSHAX_OP_DECODE)
 		return ret;
 	s->win_tok[s->nwin % RATE_WINDOW] = p.n;
 	s->win_ns[s->nwin % RATE_WINDOW] = shxd_now_ns() - t0;
@@ -178,5 +181,5 @@ int standin_report(struct standin *s, struct syshax *sh, unsigned int ran)
 
 	syshax_job_init(&job, SYSHAX_OP_REPORT_XPU, 0);
 	syshax_job_params(&job, &p, sizeof(p));
-	return run_job(sh, &job, &c);
+	return be_job(sh, &job, &c);
 }

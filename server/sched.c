@@ -1,0 +1,856 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The scheduler (sched.h). The io buffer holds, per slot, its prompt and
+ * its block table, and for the step being run the DECODE rows' tokens,
+ * positions, block tables and output rows, and a PREFILL's output row.
+ * Only this thread writes it; the HTTP threads touch requests only under
+ * the lock.
+ */
+#include "sched.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kvblocks.h"
+#include "standin.h"
+#include "stepjob.h"
+
+#define PAIR		8	/* (s32 id, f32 logit) */
+#define ROW		(SCHED_TOPK * PAIR) /* an output row */
+#define WAIT_NS		(120ULL * 1000000000ULL) /* a step this slow: lost */
+#define RETRY_S		1	/* between attempts to reach the backend */
+
+struct slot {
+	struct sreq *r;		/* NULL: free */
+	uint32_t nblocks;	/* its block table's entries in use */
+	uint32_t prefilled;	/* prompt positions in the cache */
+	uint64_t seq;		/* admission order */
+};
+
+struct sched {
+	struct sched_conf c;
+	struct be_opts bo;
+	struct backend be;
+	bool up;
+	struct syshax_model_info info, info0;	/* now, and at start */
+	struct syshax_buffer io, k, v;
+	struct standin *xpu;
+	uint32_t max_blocks;	/* block-table entries per sequence */
+	uint64_t off_prompt, off_bt, off_tok, off_pos, off_dbt, off_out,
+		 off_pout;
+	struct kvblocks kb;
+	struct slot *slots;
+	uint64_t seq;
+	struct sreq *wq_head, *wq_tail;
+	unsigned int nwait;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool stop;
+	void (*wake)(void *owner);
+	struct metrics m;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint8_t *io_at(const struct sched *s, uint64_t off)
+{
+	return (uint8_t *)s->io.addr + off;
+}
+
+static int32_t *slot_bt(const struct sched *s, unsigned int i)
+{
+	return (int32_t *)io_at(s, s->off_bt + (uint64_t)i * s->max_blocks * 4);
+}
+
+static uint64_t io_layout(struct sched *s)
+{
+	uint64_t slots = s->c.max_running, off;
+
+#define IO_REGION(field, bytes) \
+	do { s->field = off; off += ((uint64_t)(bytes) + 63) & ~63ULL; } while (0)
+	off = (sizeof(struct syshax_model_info) + 63) & ~63ULL;
+	IO_REGION(off_prompt, slots * s->c.max_ctx * 4);
+	IO_REGION(off_bt, slots * s->max_blocks * 4);
+	IO_REGION(off_tok, slots * 4);
+	IO_REGION(off_pos, slots * 4);
+	IO_REGION(off_dbt, slots * s->max_blocks * 4);
+	IO_REGION(off_out, slots * ROW);
+	IO_REGION(off_pout, ROW);
+#undef IO_REGION
+	return off;
+}
+
+static unsigned int kv_elem(uint32_t t)
+{
+	return t == SYSHAX_DT_F32 ? 4 : 2;
+}
+
+/* The io buffer, the model and the caches on a backend just opened. */
+static int setup(struct sched *s)
+{
+	uint64_t layer;
+	int ret = be_buf(&s->be, io_layout(s), &s->io, "io");
+
+	if (!ret)
+		ret = be_model_load(&s->be, &s->io, &s->info);
+	if (ret)
+		return ret;
+	layer = (uint64_t)s->c.kv_blocks * s->c.block_size *
+		s->info.n_head_kv * s->info.head_dim * kv_elem(s->c.kv_type);
+	ret = be_buf(&s->be, layer * s->info.n_layer, &s->k, "K cache");
+	if (!ret)
+		ret = be_buf(&s->be, layer * s->info.n_layer, &s->v, "V cache");
+	return ret;
+}
+
+/* Everything on the backend freed (the weights only while it is up). */
+static void teardown(struct sched *s)
+{
+	if (s->info.model && s->up)
+		be_model_free(&s->be, s->info.model);
+	s->info.model = 0;
+	if (s->k.addr)
+		syshax_buf_free(s->be.sh, &s->k);
+	if (s->v.addr)
+		syshax_buf_free(s->be.sh, &s->v);
+	if (s->io.addr)
+		syshax_buf_free(s->be.sh, &s->io);
+	memset(&s->k, 0, sizeof(s->k));
+	memset(&s->v, 0, sizeof(s->v));
+	memset(&s->io, 0, sizeof(s->io));
+	be_close(&s->be);
+}
+
+static int backend_up(struct sched *s)
+{
+	int ret = be_open(&s->be, &s->bo);
+
+	if (!ret)
+		ret = setup(s);
+	if (ret)
+		teardown(s);
+	return ret;
+}
+
+struct sreq *sreq_new(uint32_t n_prompt, uint32_t max_tokens)
+{
+	struct sreq *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->prompt = calloc(n_prompt ? n_prompt : 1, sizeof(*r->prompt));
+	r->out = calloc(max_tokens ? max_tokens : 1, sizeof(*r->out));
+	if (!r->prompt || !r->out) {
+		free(r->prompt);
+		free(r->out);
+		free(r);
+		return NULL;
+	}
+	r->n_prompt = n_prompt;
+	r->max_tokens = max_tokens;
+	r->refs = 1;
+	return r;
+}
+
+static void put_locked(struct sreq *r)
+{
+	if (--r->refs)
+		return;
+	shx_sampler_free(r->sampler);
+	shx_stop_free(r->stop);
+	free(r->prompt);
+	free(r->out);
+	free(r->text);
+	free(r);
+}
+
+void sreq_put(struct sched *s, struct sreq *r)
+{
+	pthread_mutex_lock(&s->lock);
+	put_locked(r);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void wake(struct sched *s, struct sreq *r)
+{
+	if (!r->cancelled)
+		s->wake(r->owner);
+}
+
+/* Ends r (not in a slot any more): its reason counted, its owner told. */
+static void finish(struct sched *s, struct sreq *r, enum sreq_finish why,
+		   const char *err)
+{
+	if (r->finish != FIN_NONE)
+		return;
+	r->finish = why;
+	if (err)
+		snprintf(r->err, sizeof(r->err), "%s", err);
+	s->m.finished[why - 1]++;
+	wake(s, r);
+	put_locked(r);
+}
+
+static void free_slot(struct sched *s, unsigned int i)
+{
+	struct slot *sl = &s->slots[i];
+
+	kvb_free(&s->kb, sl->nblocks, slot_bt(s, i));
+	memset(sl, 0, sizeof(*sl));
+}
+
+int sched_submit(struct sched *s, struct sreq *r)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (!s->up)
+		ret = -ENODEV;
+	else if (s->nwait >= s->c.max_queue)
+		ret = -EAGAIN;
+	if (ret) {
+		s->m.rejected++;
+		pthread_mutex_unlock(&s->lock);
+		return ret;
+	}
+	r->refs++;
+	r->t_arrive = now_s();
+	r->next = NULL;
+	if (s->wq_tail)
+		s->wq_tail->next = r;
+	else
+		s->wq_head = r;
+	s->wq_tail = r;
+	s->nwait++;
+	s->m.requests++;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+void sched_cancel(struct sched *s, struct sreq *r)
+{
+	pthread_mutex_lock(&s->lock);
+	r->cancelled = true;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Ends what was cancelled or ran past request_timeout, in a slot or not. */
+static void reap(struct sched *s, double now)
+{
+	double limit = s->c.request_timeout ? s->c.request_timeout : 1e30;
+	char why[96];
+	struct sreq **pp = &s->wq_head, *r;
+
+	snprintf(why, sizeof(why), "the request ran past request_timeout "
+		 "(%u s)", s->c.request_timeout);
+	for (unsigned int i = 0; i < s->c.max_running; i++) {
+		r = s->slots[i].r;
+		if (!r || (!r->cancelled && now - r->t_arrive < limit))
+			continue;
+		free_slot(s, i);
+		finish(s, r, r->cancelled ? FIN_CANCELLED : FIN_ERROR, why);
+	}
+	s->wq_tail = NULL;
+	while ((r = *pp)) {
+		if (r->cancelled || now - r->t_arrive >= limit) {
+			*pp = r->next;
+			s->nwait--;
+			finish(s, r, r->cancelled ? FIN_CANCELLED : FIN_ERROR,
+			       why);
+			continue;
+		}
+		s->wq_tail = r;
+		pp = &r->next;
+	}
+}
+
+/* The queue's head into free slots while its KV blocks are free: FIFO, so
+ * a large request is not passed over forever. */
+static void admit(struct sched *s)
+{
+	for (unsigned int i = 0; s->wq_head && i < s->c.max_running; i++) {
+		struct slot *sl = &s->slots[i];
+		struct sreq *r = s->wq_head;
+		uint32_t need = (r->n_prompt + r->max_tokens +
+				 s->c.block_size - 1) / s->c.block_size;
+
+		if (sl->r)
+			continue;
+		if (kvb_alloc(&s->kb, need, slot_bt(s, i)))
+			break;
+		s->wq_head = r->next;
+		if (!s->wq_head)
+			s->wq_tail = NULL;
+		s->nwait--;
+		*sl = (struct slot){ .r = r, .nblocks = need, .seq = s->seq++ };
+		memcpy(io_at(s, s->off_prompt + (uint64_t)i * s->c.max_ctx * 4),
+		       r->prompt, (size_t)r->n_prompt * 4);
+	}
+}
+
+static uint32_t topk(const struct sched *s)
+{
+	return s->info.n_vocab < SCHED_TOPK ? s->info.n_vocab : SCHED_TOPK;
+}
+
+/* A step of n rows: the params, the caches, the output. */
+static void step_of(const struct sched *s, uint32_t n, struct sj_step *st)
+{
+	*st = (struct sj_step){
+		.p = {
+			.model = s->info.model, .n = n,
+			.block_size = s->c.block_size,
+			.num_blocks = s->c.kv_blocks,
+			.max_blocks = s->max_blocks,
+			.kv_type = s->c.kv_type,
+			.out = SYSHAX_STEP_OUT_TOPK, .topk = topk(s),
+		},
+		.k = { &s->k, 0 }, .v = { &s->v, 0 }, .kv_bytes = s->k.size,
+		.out_bytes = (uint64_t)n * topk(s) * PAIR,
+	};
+}
+
+/* What one step runs: the DECODE rows' slots and the PREFILL's. */
+struct plan {
+	unsigned int *rows;	/* slot of each DECODE row */
+	unsigned int nrows, njobs;
+	int pf;			/* the slot prefilled, -1: none */
+	uint32_t pf_n;		/* its tokens this step */
+	struct syshax_job *jobs; /* DECODE jobs, then the PREFILL */
+};
+
+static void plan_step(struct sched *s, struct plan *p)
+{
+	unsigned int B = s->c.cpu_max_batch_size;
+	uint64_t best = UINT64_MAX;
+	struct sj_step st;
+	int32_t *tok = (int32_t *)io_at(s, s->off_tok);
+	int32_t *pos = (int32_t *)io_at(s, s->off_pos);
+
+	p->nrows = 0;
+	p->pf = -1;
+	for (unsigned int i = 0; i < s->c.max_running; i++) {
+		struct slot *sl = &s->slots[i];
+		struct sreq *r = sl->r;
+
+		if (!r)
+			continue;
+		if (sl->prefilled < r->n_prompt) {
+			if (sl->seq < best) {
+				best = sl->seq;
+				p->pf = (int)i;
+			}
+			continue;
+		}
+		tok[p->nrows] = r->out[r->n_out - 1];
+		pos[p->nrows] = (int32_t)(r->n_prompt + r->n_out - 1);
+		memcpy(io_at(s, s->off_dbt + (uint64_t)p->nrows *
+			     s->max_blocks * 4), slot_bt(s, i),
+		       (size_t)s->max_blocks * 4);
+		p->rows[p->nrows++] = i;
+	}
+	p->njobs = (p->nrows + B - 1) / B;
+	for (unsigned int j = 0; j < p->njobs; j++) {
+		uint32_t n = p->nrows - j * B < B ? p->nrows - j * B : B;
+
+		step_of(s, n, &st);
+		st.tok = (struct sj_ref){ &s->io, s->off_tok + j * B * 4ULL };
+		st.pos = (struct sj_ref){ &s->io, s->off_pos + j * B * 4ULL };
+		st.bt = (struct sj_ref){ &s->io, s->off_dbt +
+					 (uint64_t)j * B * s->max_blocks * 4 };
+		st.out = (struct sj_ref){ &s->io, s->off_out +
+					  (uint64_t)j * B * topk(s) * PAIR };
+		sj_step(&p->jobs[j], SYSHAX_OP_DECODE, j, &st);
+		if (s->xpu && s->c.pd_offload)
+			p->jobs[j].flags = SYSHAX_JOB_MAY_DEFER;
+	}
+	if (p->pf >= 0) {
+		struct slot *sl = &s->slots[p->pf];
+		uint32_t left = sl->r->n_prompt - sl->prefilled;
+
+		p->pf_n = left < s->c.prefill_chunk ? left : s->c.prefill_chunk;
+		step_of(s, p->pf_n, &st);
+		st.p.pos = sl->prefilled;
+		st.tok = (struct sj_ref){ &s->io, s->off_prompt +
+			(uint64_t)p->pf * s->c.max_ctx * 4 + sl->prefilled * 4ULL };
+		st.bt = (struct sj_ref){ &s->io, s->off_bt +
+					 (uint64_t)p->pf * s->max_blocks * 4 };
+		st.out = (struct sj_ref){ &s->io, s->off_pout };
+		st.out_bytes = topk(s) * PAIR;
+		sj_step(&p->jobs[p->njobs], SYSHAX_OP_PREFILL, p->njobs, &st);
+	}
+}
+
+/* The refs' buffers of a step job, for the stand-in. */
+static void step_bufs(const struct sched *s, const struct syshax_job *job,
+		      const struct syshax_buffer **bufs)
+{
+	for (unsigned int i = 0; i < job->nr_refs; i++)
+		bufs[i] = job->refs[i].buf == s->k.id ? &s->k :
+			  job->refs[i].buf == s->v.id ? &s->v : &s->io;
+}
+
+/*
+ * Runs the plan without the lock: the DECODE jobs (and the PREFILL, unless
+ * the stand-in takes it) go to syshaxd; deferred ones then run on the
+ * stand-in. status[j] gets each job's result: 0 (syshaxd ran it), 1 (the
+ * stand-in did) or -errno. 0, or the -errno of the backend itself failing.
+ */
+static int run_step(struct sched *s, struct plan *p, int *status)
+{
+	const struct syshax_buffer *bufs[SYSHAX_JOB_MAX_REFS];
+	struct syshax_completion c[64];
+	unsigned int nsub = p->njobs + (p->pf >= 0 && !s->xpu), got = 0;
+	unsigned int deferred = 0;
+	int ret = 0;
+
+	for (unsigned int j = 0; j < nsub && !ret;) {
+		ret = syshax_submit(s->be.sh, &p->jobs[j], nsub - j);
+		if (ret > 0) {
+			j += (unsigned int)ret;
+			ret = 0;
+		}
+	}
+	if (!ret && p->pf >= 0 && s->xpu) {
+		step_bufs(s, &p->jobs[p->njobs], bufs);
+		status[p->njobs] = standin_step(s->xpu, &p->jobs[p->njobs], bufs);
+	}
+	while (!ret && got < nsub) {
+		unsigned int want = nsub - got < 64 ? nsub - got : 64;
+
+		ret = syshax_wait(s->be.sh, c, 1, want, WAIT_NS);
+		if (ret == -EINTR) {
+			ret = 0;
+			continue;
+		}
+		for (int i = 0; i < ret; i++) {
+			unsigned int j = (unsigned int)c[i].user_data;
+
+			status[j] = c[i].status;
+			if (!c[i].status && (c[i].flags & SYSHAX_CPL_DEFERRED)) {
+				step_bufs(s, &p->jobs[j], bufs);
+				status[j] = standin_step(s->xpu, &p->jobs[j],
+							 bufs);
+				status[j] = status[j] ? status[j] : 1;
+				deferred += p->jobs[j].refs[0].length / 4;
+			}
+		}
+		if (ret > 0) {
+			got += (unsigned int)ret;
+			ret = 0;
+		}
+	}
+	if (!ret && s->xpu)
+		ret = standin_report(s->xpu, s->be.sh, deferred);
+	return ret;
+}
+
+/* Text: the bytes of whole characters, cut at a stop string (*hit). */
+static int text_add(struct sreq *r, const char *p, size_t n, bool *hit)
+{
+	char cut[4096 + SHX_STOP_LEN_MAX];
+	ssize_t k = (ssize_t)n;
+
+	if (r->stop && !*hit) {
+		if (n > 4096)
+			return -E2BIG;
+		k = shx_stop_push(r->stop, p, n, cut, sizeof(cut), hit);
+		if (k < 0)
+			return (int)k;
+		p = cut;
+	}
+	if (r->text_len + (size_t)k + 1 > r->text_cap) {
+		size_t cap = (r->text_len + (size_t)k + 1) * 2;
+		char *t = realloc(r->text, cap);
+
+		if (!t)
+			return -ENOMEM;
+		r->text = t;
+		r->text_cap = cap;
+	}
+	memcpy(r->text + r->text_len, p, (size_t)k);
+	r->text_len += (size_t)k;
+	r->text[r->text_len] = '\0';
+	return 0;
+}
+
+/* id's text into r, or at the end (id < 0) what the decoder and the stop
+ * matcher held back. */
+static int detok(struct sched *s, struct sreq *r, int32_t id, bool *hit)
+{
+	char buf[512];
+	ssize_t n;
+	int ret;
+
+	if (!s->c.tok)
+		return 0;
+	n = id >= 0 ? shx_detok_push(&r->detok, id, buf, sizeof(buf)) :
+		      shx_detok_flush(&r->detok, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	ret = text_add(r, buf, (size_t)n, hit);
+	if (ret || id >= 0 || !r->stop || *hit)
+		return ret;
+	n = shx_stop_flush(r->stop, buf, sizeof(buf));
+	return n < 0 ? (int)n : text_add(r, buf, (size_t)n, hit);
+}
+
+/* A row's token: the top pair, or the request's sampler's draw. */
+static int row_token(struct sched *s, struct sreq *r, uint64_t off,
+		     int32_t *id)
+{
+	const struct shx_logit_pair *pairs = (const void *)io_at(s, off);
+	struct shx_sample_out o;
+	int ret;
+
+	if (!r->sampler) {
+		*id = pairs[0].id;
+		return 0;
+	}
+	ret = shx_sampler_sample_pairs(r->sampler, pairs, (int32_t)topk(s), &o);
+	if (!ret) {
+		*id = o.id;
+		shx_sampler_accept(r->sampler, o.id);
+	}
+	return ret;
+}
+
+/* One token joins r: timings, its text; its end at max_tokens, at an
+ * end-of-generation token or a stop string. */
+static void add_token(struct sched *s, unsigned int i, uint64_t off,
+		      double now)
+{
+	struct sreq *r = s->slots[i].r;
+	enum sreq_finish why = FIN_NONE;
+	bool hit = false;
+	int32_t id;
+	int ret = row_token(s, r, off, &id);
+
+	if (!ret && (uint32_t)id >= s->info.n_vocab)
+		ret = -ERANGE;
+	if (ret) {
+		free_slot(s, i);
+		finish(s, r, FIN_ERROR, ret == -ERANGE ? "the engine returned "
+		       "a token id not below n_vocab" : "sampling failed");
+		return;
+	}
+	hist_add(r->n_out == 0 ? &s->m.ttft : &s->m.itl,
+		 now - (r->n_out == 0 ? r->t_arrive : r->t_last));
+	r->t_last = now;
+	s->m.gen_tokens++;
+	if (s->c.tok && !r->ignore_eos && shx_tok_is_eog(s->c.tok, id)) {
+		why = FIN_STOP;
+	} else {
+		r->out[r->n_out++] = id;
+		ret = detok(s, r, id, &hit);
+		if (hit)
+			why = FIN_STOP;
+		else if (r->n_out == r->max_tokens)
+			why = FIN_LENGTH;
+	}
+	if (!ret && why != FIN_NONE && !hit)
+		ret = detok(s, r, -1, &hit);
+	if (ret) {
+		free_slot(s, i);
+		finish(s, r, FIN_ERROR, "decoding the text failed");
+		return;
+	}
+	if (why == FIN_NONE) {
+		wake(s, r);
+		return;
+	}
+	free_slot(s, i);
+	finish(s, r, why, NULL);
+}
+
+static void job_failed(struct sched *s, unsigned int i, const char *what,
+		       int err)
+{
+	char msg[128];
+	struct sreq *r = s->slots[i].r;
+
+	snprintf(msg, sizeof(msg), "%s failed: %s", what, syshax_strerror(err));
+	free_slot(s, i);
+	finish(s, r, FIN_ERROR, msg);
+}
+
+/* The results into the requests (under the lock). */
+static void apply(struct sched *s, const struct plan *p, const int *status)
+{
+	unsigned int B = s->c.cpu_max_batch_size;
+	double now = now_s();
+
+	for (unsigned int k = 0; k < p->nrows; k++) {
+		unsigned int i = p->rows[k];
+		int st = status[k / B];
+
+		if (s->slots[i].r->cancelled)
+			continue;	/* reaped next */
+		if (st < 0)
+			job_failed(s, i, "DECODE", st);
+		else
+			add_token(s, i, s->off_out + (uint64_t)k * topk(s) *
+				  PAIR, now);
+	}
+	for (unsigned int j = 0; j < p->njobs; j++) {
+		s->m.steps_cpu += status[j] == 0;
+		s->m.steps_xpu += status[j] == 1;
+	}
+	if (p->pf >= 0) {
+		struct slot *sl = &s->slots[p->pf];
+		int st = status[p->njobs];
+
+		if (s->xpu)
+			s->m.prefill_xpu++;
+		else
+			s->m.prefill_cpu++;
+		if (sl->r->cancelled)
+			return;
+		if (st < 0) {
+			job_failed(s, (unsigned int)p->pf, "PREFILL", st);
+			return;
+		}
+		sl->prefilled += p->pf_n;
+		s->m.prompt_tokens += p->pf_n;
+		if (sl->prefilled == sl->r->n_prompt)
+			add_token(s, (unsigned int)p->pf, s->off_pout, now);
+	}
+}
+
+/* The backend went away: every open request ends with an error, the
+ * backend is closed, and the loop tries to reach it again. */
+static void lost(struct sched *s, int err)
+{
+	char msg[160];
+	struct sreq *r;
+
+	snprintf(msg, sizeof(msg), "the backend (syshaxd) went away: %s; "
+		 "the request was ended", syshax_strerror(err));
+	fprintf(stderr, "syshax-serve: %s\n", msg);
+	for (unsigned int i = 0; i < s->c.max_running; i++) {
+		r = s->slots[i].r;
+		if (r) {
+			free_slot(s, i);
+			finish(s, r, FIN_ERROR, msg);
+		}
+	}
+	while ((r = s->wq_head)) {
+		s->wq_head = r->next;
+		finish(s, r, FIN_ERROR, msg);
+	}
+	s->wq_tail = NULL;
+	s->nwait = 0;
+	s->m.backend_lost++;
+	s->up = false;
+	teardown(s);
+}
+
+static void gauges(struct sched *s)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < s->c.max_running; i++)
+		n += s->slots[i].r != NULL;
+	s->m.running = n;
+	s->m.waiting = s->nwait;
+	s->m.kv_used = kvb_used(&s->kb);
+	s->m.backend_up = s->up;
+}
+
+static void wait_s(struct sched *s, unsigned int sec)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += sec;
+	pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+}
+
+static void *loop(void *arg)
+{
+	struct sched *s = arg;
+	unsigned int n = s->c.max_running;
+	struct plan p = {
+		.rows = calloc(n, sizeof(*p.rows)),
+		.jobs = calloc(n + 1, sizeof(*p.jobs)),
+	};
+	int *status = calloc(n + 1, sizeof(*status));
+
+	pthread_mutex_lock(&s->lock);
+	if (!p.rows || !p.jobs || !status) {
+		fprintf(stderr, "syshax-serve: scheduler: out of memory\n");
+		s->stop = true;
+	}
+	while (!s->stop) {
+		int ret;
+
+		if (!s->up) {
+			pthread_mutex_unlock(&s->lock);
+			ret = backend_up(s);
+			pthread_mutex_lock(&s->lock);
+			if (!ret && s->xpu)
+				ret = standin_report(s->xpu, s->be.sh, 0);
+			if (ret) {
+				teardown(s);
+				wait_s(s, RETRY_S);
+			} else {
+				s->up = true;
+				fprintf(stderr, "syshax-serve: the backend is "
+					"back\n");
+			}
+			gauges(s);
+			continue;
+		}
+		reap(s, now_s());
+		admit(s);
+		plan_step(s, &p);
+		gauges(s);
+		if (!p.njobs && p.pf < 0) {
+			wait_s(s, 1);
+			continue;
+		}
+		pthread_mutex_unlock(&s->lock);
+		ret = run_step(s, &p, status);
+		pthread_mutex_lock(&s->lock);
+		if (ret)
+			lost(s, ret);
+		else
+			apply(s, &p, status);
+		gauges(s);
+	}
+	pthread_mutex_unlock(&s->lock);
+	free(p.rows);
+	free(p.jobs);
+	free(status);
+	return NULL;
+}
+
+int sched_start(struct sched **out, const struct sched_conf *c,
+		const struct be_opts *bo, void (*wake_cb)(void *owner))
+{
+	struct sched *s = calloc(1, sizeof(*s));
+	int ret;
+
+	if (!s)
+		return -ENOMEM;
+	s->c = *c;
+	s->bo = *bo;
+	s->wake = wake_cb;
+	s->max_blocks = (c->max_ctx + c->block_size - 1) / c->block_size;
+	s->slots = calloc(c->max_running, sizeof(*s->slots));
+	ret = s->slots ? kvb_init(&s->kb, c->kv_blocks) : -ENOMEM;
+	if (!ret)
+		ret = backend_up(s);
+	if (!ret && c->xpu_standin) {
+		ret = s->be.real[0] ? 0 : be_locate(&s->be);
+		if (!ret)
+			ret = standin_open(&s->xpu, bo->prog, s->be.dir,
+					   s->be.real);
+		/* An idle xPU announces itself before the first step. */
+		if (!ret)
+			ret = standin_report(s->xpu, s->be.sh, 0);
+	}
+	if (ret)
+		goto fail;
+	s->up = true;
+	s->info0 = s->info;
+	s->m.kv_total = c->kv_blocks;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	ret = -pthread_create(&s->thread, NULL, loop, s);
+	if (!ret) {
+		*out = s;
+		return 0;
+	}
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+fail:
+	if (s->xpu)
+		standin_close(s->xpu);
+	teardown(s);
+	kvb_destroy(&s->kb);
+	free(s->slots);
+	free(s);
+	return ret;
+}
+
+void sched_stop(struct sched *s)
+{
+	struct sreq *r;
+
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	pthread_mutex_lock(&s->lock);
+	for (unsigned int i = 0; i < s->c.max_running; i++) {
+		r = s->slots[i].r;
+		if (r) {
+			free_slot(s, i);
+			finish(s, r, FIN_ERROR, "the server is stopping");
+		}
+	}
+	while ((r = s->wq_head)) {
+		s->wq_head = r->next;
+		finish(s, r, FIN_ERROR, "the server is stopping");
+	}
+	if (s->xpu)
+		standin_close(s->xpu);
+	s->xpu = NULL;
+	teardown(s);
+	s->up = false;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void sched_free(struct sched *s)
+{
+	kvb_destroy(&s->kb);
+	free(s->slots);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+void sched_lock(struct sched *s)
+{
+	pthread_mutex_lock(&s->lock);
+}
+
+void sched_unlock(struct sched *s)
+{
+	pthread_mutex_unlock(&s->lock);
+}
+
+const struct syshax_model_info *sched_model(const struct sched *s)
+{
+	return &s->info0;
+}
+
+const struct sched_conf *sched_conf(const struct sched *s)
+{
+	return &s->c;
+}
+
+const struct metrics *sched_metrics(const struct sched *s)
+{
+	return &s->m;
+}
+
+bool sched_up(const struct sched *s)
+{
+	return s->up;
+}

@@ -1,0 +1,522 @@
+#!/usr/bin/env python3
+# syshax-serve end to end, on a random-weight model and private syshaxds,
+# driven over HTTP on 127.0.0.1 (http.client, sockets):
+#   greedy tokens equal syshax-run's (whole, streamed, chunked prefill, 32
+#   concurrent streams each equal to its own sequence, the stand-in xPU);
+#   every bad input answered with its status and an OpenAI error object,
+#   each followed by a request that succeeds; slow and idle clients, a
+#   client that never reads, 1,000 idle connections; a disconnect
+#   mid-stream frees the slot and its KV blocks at once (metrics); a full
+#   queue gets 503 with Retry-After while running requests stay correct;
+#   syshaxd killed mid-request ends the stream with an error event and the
+#   server comes back.
+#   serve_test.py <syshax-serve> <syshax-run> <syshaxd>
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+SERVE, RUN, DAEMON = (os.path.realpath(p) for p in sys.argv[1:4])
+TMP = tempfile.mkdtemp(prefix="syshax-serve.")
+PROMPT = [3, 1, 4, 1, 5, 9, 2, 6]
+fails = 0
+
+
+def ok(what, cond, detail=""):
+    global fails
+    if cond:
+        print("ok: " + what)
+    else:
+        fails += 1
+        print("FAIL: %s %s" % (what, detail))
+
+
+def expected(model, prompt, n, seqs=1):
+    """syshax-run's greedy tokens: sequence i has (prompt[0] + i) % n_vocab
+    as its first id."""
+    out = subprocess.run([RUN, "--private", "--threads", "2", "--syshaxd",
+                          DAEMON, "-m", model, "-t",
+                          ",".join(map(str, prompt)), "-n", str(n),
+                          "--seqs", str(seqs), "--quiet"],
+                         capture_output=True, text=True, timeout=120)
+    if out.returncode:
+        sys.exit("syshax-run failed: " + out.stderr)
+    return [list(map(int, re.sub(r"^seq \d+: ", "", l).split()))
+            for l in out.stdout.splitlines()]
+
+
+class Server:
+    def __init__(self, model, *args):
+        self.log = open(os.path.join(TMP, "serve.log"), "a+")
+        self.p = subprocess.Popen([SERVE, "-m", model, "--private", "1",
+                                   "--threads", "2", "--syshaxd", DAEMON,
+                                   "--port", "0", "--connection-timeout",
+                                   "3"] + list(args),
+                                  stderr=subprocess.PIPE, text=True)
+        seen = ""
+        for line in self.p.stderr:
+            seen += line
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/", line)
+            if m:
+                break
+        if not m:
+            sys.exit("syshax-serve did not start: " + seen)
+        self.port = int(m.group(1))
+        # Its later lines go to the log, read on failure.
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self):
+        for line in self.p.stderr:
+            self.log.write(line)
+            self.log.flush()
+
+    def conn(self, timeout=60):
+        return http.client.HTTPConnection("127.0.0.1", self.port,
+                                          timeout=timeout)
+
+    def req(self, method, path, body=None, raw=None, headers=None):
+        c = self.conn()
+        data = raw if raw is not None else (
+            json.dumps(body) if body is not None else None)
+        c.request(method, path, data, headers or {})
+        r = c.getresponse()
+        text = r.read().decode()
+        c.close()
+        try:
+            js = json.loads(text)
+        except ValueError:
+            js = None
+        return r.status, js, text, r
+
+    def complete(self, prompt, n, **kw):
+        """Greedy unless told otherwise (OpenAI's default temperature is 1)."""
+        body = dict(prompt=prompt, max_tokens=n, return_tokens=True,
+                    temperature=0)
+        body.update(kw)
+        st, js, text, _ = self.req("POST", "/v1/completions", body)
+        if st != 200:
+            return st, text
+        return st, js["choices"][0]["tokens"]
+
+    def stream(self, prompt, n, path="/v1/completions", **kw):
+        """(tokens, events, finished with [DONE]) of a streamed request."""
+        c = self.conn()
+        body = dict(max_tokens=n, return_tokens=True, stream=True,
+                    temperature=0)
+        body["messages" if "chat" in path else "prompt"] = prompt
+        body.update(kw)
+        c.request("POST", path, json.dumps(body))
+        r = c.getresponse()
+        toks, events, done = [], [], False
+        for line in r:
+            line = line.decode().strip()
+            if not line.startswith("data: "):
+                continue
+            if line == "data: [DONE]":
+                done = True
+                break
+            ev = json.loads(line[6:])
+            events.append(ev)
+            if "choices" in ev and ev["choices"]:
+                toks += ev["choices"][0].get("tokens", [])
+        c.close()
+        return toks, events, done
+
+    def metric(self, name):
+        _, _, text, _ = self.req("GET", "/metrics")
+        m = re.search(r"^syshax_serve_%s (\d+)$" % re.escape(name), text,
+                      re.M)
+        return int(m.group(1)) if m else None
+
+    def wait_metric(self, name, want, secs=10):
+        end = time.time() + secs
+        while time.time() < end:
+            if self.metric(name) == want:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def daemon_pid(self):
+        kids = []
+        for t in os.listdir("/proc/%d/task" % self.p.pid):
+            with open("/proc/%d/task/%s/children" % (self.p.pid, t)) as f:
+                kids += f.read().split()
+        return int(kids[0]) if len(kids) == 1 else None
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        try:
+            rc = self.p.wait(30)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = "hung"
+        ok("server stops on SIGTERM with status 0", rc == 0, "rc %s" % rc)
+        # A sanitizer build (make SAN=1) reports and carries on.
+        time.sleep(0.2)
+        self.log.seek(0)
+        text = self.log.read()
+        ok("no sanitizer report in the server's log", not re.search(
+            r"runtime error:|ERROR: AddressSanitizer|ERROR: LeakSanitizer",
+            text), text[-3000:])
+        return rc
+
+
+def good(s, want, what):
+    st, toks = s.complete(PROMPT, len(want))
+    ok("%s: then a good request succeeds" % what, st == 200 and toks == want,
+       "%s %s" % (st, toks))
+
+
+def error_case(s, want_tok, what, status, body=None, raw=None,
+               method="POST", path="/v1/completions", needle=None):
+    st, js, text, _ = s.req(method, path, body, raw)
+    err = js.get("error") if isinstance(js, dict) else None
+    good_obj = (isinstance(err, dict) and isinstance(err.get("message"), str)
+                and isinstance(err.get("type"), str) and "code" in err)
+    ok("%s: %d with an error object" % (what, status),
+       st == status and good_obj and (not needle or needle in err["message"]),
+       "got %d %s" % (st, text[:200]))
+    good(s, want_tok, what)
+
+
+def main():
+    model = os.path.join(TMP, "llama.gguf")
+    subprocess.run([RUN, "--gen-model", model, "--arch", "llama", "--preset",
+                    "tiny", "--type", "q8_0", "--seed", "7"], check=True,
+                   capture_output=True)
+    n = 12
+    want32 = expected(model, PROMPT, n, 32)
+    want = want32[0]
+    vocab = 512
+    longp = [(7 * i + 3) % vocab for i in range(40)]
+    want_long = expected(model, longp, 8)[0]
+
+    s = Server(model, "--prefill-chunk", "16", "--max-context", "256",
+               "--max-body", "65536")
+    st, js, _, _ = s.req("GET", "/health")
+    ok("/health", st == 200 and js == {"status": "ok"})
+    st, js, _, _ = s.req("GET", "/v1/models")
+    ok("/v1/models lists the model", st == 200 and
+       js["data"][0]["id"] == "llama.gguf" and
+       js["data"][0]["meta"]["n_vocab"] == vocab)
+    vocab = js["data"][0]["meta"]["n_vocab"]
+
+    st, toks = s.complete(PROMPT, n)
+    ok("greedy tokens equal syshax-run's", st == 200 and toks == want,
+       "%s vs %s" % (toks, want))
+    st, js, _, _ = s.req("POST", "/v1/completions",
+                         dict(prompt=PROMPT, max_tokens=n, temperature=0))
+    ok("usage and finish_reason", st == 200 and
+       js["usage"] == {"prompt_tokens": len(PROMPT), "completion_tokens": n,
+                       "total_tokens": len(PROMPT) + n} and
+       js["choices"][0]["finish_reason"] == "length" and
+       js["object"] == "text_completion")
+    toks, events, done = s.stream(PROMPT, n)
+    ok("streamed tokens equal syshax-run's, ending data: [DONE]",
+       toks == want and done and
+       events[-1]["choices"][0]["finish_reason"] == "length",
+       "%s %s" % (toks, done))
+    st, toks = s.complete(longp, 8)
+    ok("a 40-token prompt in 16-token PREFILL chunks: syshax-run's tokens",
+       st == 200 and toks == want_long, "%s vs %s" % (toks, want_long))
+
+    # Text: a prompt's tokens, the text of the tokens, stop strings, chat.
+    text = "Hello, world: the quick brown fox"
+    st, js, _, _ = s.req("POST", "/tokenize", dict(content=text))
+    ids = js["tokens"] if st == 200 else []
+    want_text = expected(model, ids, n)[0] if ids else None
+    st, js, _, _ = s.req("POST", "/v1/completions", dict(
+        prompt=text, max_tokens=n, temperature=0, return_tokens=True))
+    got = js["choices"][0] if st == 200 else {}
+    ok("a text prompt: the tokens of its /tokenize ids through syshax-run",
+       ids and got.get("tokens") == want_text, "%s vs %s" % (got, want_text))
+    st, dj, _, _ = s.req("POST", "/detokenize", dict(tokens=want_text or []))
+    full = got.get("text", "")
+    ok("the text is the tokens' text (/detokenize)", st == 200 and full and
+       full.lstrip(" ") == dj["content"].lstrip(" "),
+       "%r vs %r" % (full, dj))
+    cut = full[len(full) // 2:len(full) // 2 + 3]
+    st, js, _, _ = s.req("POST", "/v1/completions", dict(
+        prompt=text, max_tokens=n, temperature=0, stop=[cut]))
+    ok("a stop string cuts the text before it, finish_reason stop",
+       st == 200 and js["choices"][0]["text"] == full[:full.find(cut)] and
+       js["choices"][0]["finish_reason"] == "stop", "%r at %r: %s" %
+       (cut, full, js))
+    msgs = [{"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Hi there"}]
+    st, js, _, _ = s.req("POST", "/v1/chat/completions", dict(
+        messages=msgs, max_tokens=n, temperature=0))
+    whole = js["choices"][0]["message"] if st == 200 else {}
+    toks, events, done = s.stream(msgs, n, "/v1/chat/completions")
+    streamed = "".join(e["choices"][0]["delta"].get("content", "")
+                       for e in events if e.get("choices"))
+    ok("chat: streamed deltas add up to the whole message",
+       whole.get("role") == "assistant" and done and
+       streamed == whole.get("content") and
+       events[0]["choices"][0]["delta"].get("role") == "assistant" and
+       events[0]["object"] == "chat.completion.chunk",
+       "%r vs %r" % (streamed, whole))
+    sampled = [s.complete(PROMPT, n, temperature=0.9, top_k=40, seed=s_)
+               for s_ in (11, 11)]
+    ok("sampling: the same seed gives the same tokens",
+       sampled[0][0] == 200 and sampled[0] == sampled[1], str(sampled))
+
+    # 32 concurrent streams, each its own sequence of the batched run.
+    res = [None] * 32
+
+    def one(i):
+        p = [(PROMPT[0] + i) % vocab] + PROMPT[1:]
+        res[i] = s.stream(p, n)
+    th = [threading.Thread(target=one, args=(i,)) for i in range(32)]
+    for t in th:
+        t.start()
+    for t in th:
+        t.join(120)
+    bad = [i for i in range(32) if not res[i] or res[i][0] != want32[i]
+           or not res[i][2]]
+    ok("32 concurrent streamed requests, each equal to its own run",
+       not bad, "wrong: %s" % bad)
+
+    # Bad input, each followed by a good request.
+    error_case(s, want, "malformed JSON", 400, raw='{"prompt": [1, 2')
+    error_case(s, want, "not an object", 400, raw='[1, 2, 3]')
+    error_case(s, want, "prompt of the wrong type", 400,
+               dict(prompt={"a": 1}))
+    error_case(s, want, "max_tokens of the wrong type", 400,
+               dict(prompt=PROMPT, max_tokens="ten"))
+    error_case(s, want, "stream of the wrong type", 400,
+               dict(prompt=PROMPT, stream=1))
+    error_case(s, want, "unknown field", 400,
+               dict(prompt=PROMPT, frobnicate=True), needle="frobnicate")
+    error_case(s, want, "no prompt", 400, dict(max_tokens=3))
+    error_case(s, want, "empty prompt", 400, dict(prompt=[]))
+    error_case(s, want, "token id >= n_vocab", 400,
+               dict(prompt=[1, vocab]), needle=str(vocab - 1))
+    error_case(s, want, "negative token id", 400, dict(prompt=[1, -1]))
+    error_case(s, want, "prompt longer than the context", 400,
+               dict(prompt=[1] * 300), needle="256")
+    error_case(s, want, "max_tokens over the limit", 400,
+               dict(prompt=PROMPT, max_tokens=1000), needle="256")
+    error_case(s, want, "prompt + max_tokens over the context", 400,
+               dict(prompt=[1] * 200, max_tokens=100), needle="256")
+    error_case(s, want, "temperature of the wrong type", 400,
+               dict(prompt=PROMPT, temperature="hot"))
+    error_case(s, want, "top_p out of range", 400,
+               dict(prompt=PROMPT, top_p=7), needle="top_p")
+    error_case(s, want, "five stop strings", 400,
+               dict(prompt=PROMPT, stop=["a", "b", "c", "d", "e"]))
+    error_case(s, want, "a stop string of the wrong type", 400,
+               dict(prompt=PROMPT, stop=[3]))
+    error_case(s, want, "a text prompt over the context", 400,
+               dict(prompt="hello " * 300), needle="256")
+    error_case(s, want, "tokenize without content", 400, dict(text="x"),
+               path="/tokenize")
+    error_case(s, want, "body over max_body", 413,
+               raw='{"prompt": [' + "1, " * 40000 + '1]}')
+    error_case(s, want, "GET on a POST route", 405, method="GET")
+    error_case(s, want, "unknown route", 404, dict(prompt=PROMPT),
+               path="/v1/nothing")
+    error_case(s, want, "chat messages of the wrong shape", 400,
+               dict(messages=[{"role": 1}]), path="/v1/chat/completions")
+
+    # A slow body (1 byte/s) is dropped by connection_timeout (3 s here).
+    sk = socket.create_connection(("127.0.0.1", s.port))
+    sk.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+               b"Content-Length: 100\r\n\r\n")
+    t0, closed = time.time(), False
+    while time.time() - t0 < 10:
+        try:
+            sk.sendall(b" ")
+            sk.settimeout(1)
+            if sk.recv(4096) == b"":
+                closed = True
+                break
+        except socket.timeout:
+            continue
+        except OSError:
+            closed = True
+            break
+    sk.close()
+    ok("a 1 byte/s body is dropped within 10 s", closed,
+       "open after %.0f s" % (time.time() - t0))
+    good(s, want, "slow body")
+
+    # A client that never reads its stream holds no worker.
+    lazy = socket.create_connection(("127.0.0.1", s.port))
+    body = json.dumps(dict(prompt=PROMPT, max_tokens=200, stream=True))
+    lazy.sendall(("POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+                  "Content-Length: %d\r\n\r\n%s" % (len(body), body)).encode())
+    good(s, want, "a client that never reads")
+    lazy.close()
+
+    # 1,000 idle connections.
+    idle = []
+    try:
+        for _ in range(1000):
+            idle.append(socket.create_connection(("127.0.0.1", s.port)))
+        good(s, want, "1000 idle connections")
+    finally:
+        for k in idle:
+            k.close()
+
+    # A disconnect mid-stream frees its slot and blocks at once.
+    ok("idle: no running request, no KV block held",
+       s.wait_metric("running_requests", 0) and
+       s.wait_metric("kv_blocks_used", 0))
+    _, _, text, _ = s.req("GET", "/metrics")
+    cancelled = int(re.search(r'finished_total\{reason="cancelled"\} (\d+)',
+                              text).group(1))
+    c = s.conn()
+    c.request("POST", "/v1/completions", json.dumps(dict(
+        prompt=PROMPT, max_tokens=240, stream=True)))
+    r = c.getresponse()
+    r.readline()
+    held = s.metric("kv_blocks_used")
+    c.sock.shutdown(socket.SHUT_RDWR)
+    c.close()
+    ok("a stream holds KV blocks", held and held > 0, str(held))
+    ok("a disconnect mid-stream frees its slot and blocks",
+       s.wait_metric("running_requests", 0, 5) and
+       s.wait_metric("kv_blocks_used", 0, 5))
+    _, _, text, _ = s.req("GET", "/metrics")
+    ok("the metrics count it cancelled",
+       'syshax_serve_requests_finished_total{reason="cancelled"} %d' %
+       (cancelled + 1) in text)
+    good(s, want, "disconnect")
+    s.stop()
+
+    # A full queue: 503 with Retry-After; what runs stays correct. The
+    # first request's blocks (251 of 252) fill the cache: the next waits.
+    s = Server(model, "--max-running", "4", "--max-queue", "1",
+               "--kv-blocks", "252")
+    out = {}
+    long_n = 4000
+    want_long_n = expected(model, PROMPT, long_n)[0]
+
+    def bg(key, p, k):
+        out[key] = s.stream(p, k)
+    a = threading.Thread(target=bg, args=("a", PROMPT, long_n))
+    a.start()
+    ok("the first holds its KV blocks", s.wait_metric("kv_blocks_used", 251))
+    b = threading.Thread(target=bg, args=("b", PROMPT, n))
+    b.start()
+    ok("the second waits for KV blocks", s.wait_metric("queue_depth", 1))
+    st, js, _, r = s.req("POST", "/v1/completions", dict(prompt=PROMPT,
+                                                         temperature=0))
+    ok("the third: 503 with Retry-After", st == 503 and
+       r.getheader("Retry-After") == "1" and "max_queue" in
+       js["error"]["message"], "%d %s" % (st, js))
+    a.join(120)
+    b.join(120)
+    ok("the running and the waiting request both correct",
+       out.get("a", [None])[0] == want_long_n and
+       out.get("b", [None])[0] == want)
+
+    # syshaxd killed mid-request: an error event, then the server is back.
+    c = s.conn()
+    c.request("POST", "/v1/completions", json.dumps(dict(
+        prompt=PROMPT, max_tokens=long_n, stream=True)))
+    r = c.getresponse()
+    r.readline()
+    os.kill(s.daemon_pid(), signal.SIGKILL)
+    err, done = None, False
+    for line in r:
+        line = line.decode().strip()
+        if line == "data: [DONE]":
+            done = True
+            break
+        if line.startswith("data: ") and "error" in line:
+            err = json.loads(line[6:])["error"]
+    c.close()
+    ok("syshaxd killed: the stream ends with an error event and [DONE]",
+       err and "backend" in err["message"] and done, str(err))
+    end = time.time() + 30
+    while time.time() < end and (s.req("GET", "/health")[0] != 200 or
+                                 s.metric("backend_lost_total") != 1):
+        time.sleep(0.2)
+    ok("the metrics count the backend lost once",
+       s.metric("backend_lost_total") == 1)
+    good(s, want, "syshaxd killed and restarted")
+    s.stop()
+
+    # request_timeout: a request running past it ends with an error.
+    s = Server(model, "--request-timeout", "1")
+    toks, events, done = s.stream(PROMPT, 4000)
+    err = events[-1].get("error", {}) if events else {}
+    ok("past request_timeout: an error event naming it, then [DONE]",
+       done and "request_timeout" in err.get("message", ""), str(err))
+    good(s, want, "request_timeout")
+    _, _, text, _ = s.req("GET", "/metrics")
+    first = re.search(r"time_to_first_token_seconds_count (\d+)", text)
+    fin = sum(int(x) for x in re.findall(
+        r'requests_finished_total\{reason="\w+"\} (\d+)', text))
+    ok("metrics: a first token per request that finished, two of them",
+       first and int(first.group(1)) == fin == 2, text[:1500])
+    s.stop()
+
+    # The stand-in xPU: prefill there, decode where syshaxd's rule says.
+    s = Server(model, "--xpu-standin", "1")
+    st, toks = s.complete(PROMPT, n)
+    ok("stand-in xPU: syshax-run's tokens", st == 200 and toks == want,
+       "%s vs %s" % (toks, want))
+    _, _, text, _ = s.req("GET", "/metrics")
+    cpu = re.search(r'decode_steps_total\{side="cpu"\} (\d+)', text)
+    xpu = re.search(r'decode_steps_total\{side="xpu"\} (\d+)', text)
+    pf = re.search(r'prefill_chunks_total\{side="xpu"\} (\d+)', text)
+    ok("stand-in xPU: decode steps on both sides, prefill on the xPU",
+       int(cpu.group(1)) > 0 and int(xpu.group(1)) > 0 and
+       int(pf.group(1)) > 0, text[-600:])
+    s.stop()
+
+
+def usage(model):
+    """--help, bad flags and config files: exit 2 with a message naming
+    what is wrong; a config file's keys, overridden by flags."""
+    def run(*args):
+        return subprocess.run([SERVE] + list(args), capture_output=True,
+                              text=True, timeout=30)
+    r = run("--help")
+    ok("--help: status 0, every key", r.returncode == 0 and
+       "cpu_max_batch_size" in r.stdout and "auto_pd_offload" in r.stdout)
+    for what, args, needle in (
+            ("no model", [], "no model"),
+            ("unknown option", ["-m", model, "--frob"], "--help"),
+            ("bad value", ["-m", model, "--max-running", "0"],
+             "allowed: a whole number 1..4096"),
+            ("bad kv_type", ["-m", model, "--kv-type", "q4"], "f16"),
+            ("missing config", ["-m", model, "-c", TMP + "/none.conf"],
+             "No such file"),
+            ("bad chat_template", ["-m", model, "--chat-template", "nope"],
+             "nope")):
+        r = run(*args)
+        ok("usage: %s: status 2 naming it" % what,
+           r.returncode == 2 and needle in r.stderr, r.stderr)
+    conf = os.path.join(TMP, "serve.conf")
+    with open(conf, "w") as f:
+        f.write("# a comment\nmax_context = 128\nbogus line\n")
+    r = run("-m", model, "-c", conf)
+    ok("config: a line that is not 'key = value': status 2, file:line",
+       r.returncode == 2 and conf + ":3:" in r.stderr, r.stderr)
+    with open(conf, "w") as f:
+        f.write("max_context = 128  # tokens\nmax_queue = 3\n")
+    s = Server(model, "-c", conf, "--max-queue", "5")
+    st, js, _, _ = s.req("GET", "/v1/models")
+    ok("config: the file's max_context", st == 200 and
+       js["data"][0]["meta"]["n_ctx"] == 128, str(js))
+    s.stop()
+
+
+try:
+    main()
+    usage(os.path.join(TMP, "llama.gguf"))
+finally:
+    subprocess.run(["rm", "-rf", TMP])
+print("syshax-serve tests: %d failed" % fails)
+sys.exit(1 if fails else 0)
