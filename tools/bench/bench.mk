@@ -15,7 +15,7 @@ BENCH_DEPS := $(SHXTEXT_A) $(SHXD_MODEL_OBJS) $(BENCH_DEPS)
 BENCH_LIBS += $(SHXTEXT_LIBS) $(SHXD_MODEL_LIBS) \
 	$(shell $(PKG_CONFIG) --libs libcurl libcjson)
 $(B)/tools/bench/main.o: CPPFLAGS_tools += -DBENCH_SERVE
-CHECKS += check-bench-serve-usage
+CHECKS += check-bench-serve
 $(B)/tools/bench/serve.o: CPPFLAGS_tools += -I$(CURDIR)/text \
 	$(shell $(PKG_CONFIG) --cflags libcurl libcjson)
 else
@@ -85,10 +85,28 @@ check-bench-e2e: $(B)/syshax-bench $(B)/syshaxd
 	$(B)/syshax-bench e2e --shape llama3-70b >/dev/null 2>&1; test $$? -eq 2
 CHECKS += check-bench-e2e
 
-# syshax-bench serve: usage errors are status 2 (the run itself:
-# tests/server's check, against the server).
-.PHONY: check-bench-serve-usage
-check-bench-serve-usage: $(B)/syshax-bench
+# syshax-bench serve on the tiny model (a syshax-serve it starts, with a
+# private syshaxd; the llama.cpp peer from build/ggml): a row of ours per
+# client count with every request's tokens and none failed, llama.cpp's
+# rows where the peer loads; usage errors are status 2.
+.PHONY: check-bench-serve
+check-bench-serve: $(B)/syshax-bench $(B)/syshax-serve $(B)/syshaxd \
+		$(B)/models/serve-tiny-q8_0.gguf
+	out=$$(timeout 300 $(B)/syshax-bench serve \
+		--model $(B)/models/serve-tiny-q8_0.gguf --clients 1,3 \
+		--prompt 24 --max-tokens 8 \
+		$(if $(SYSHAX_LLAMA_DIR),--llama $(SYSHAX_LLAMA_DIR)) 2>&1) && \
+	echo "$$out" | grep -Eq '^ +1  ours +[0-9.]+ +8 .* 0$$' && \
+	echo "$$out" | grep -Eq '^ +3  ours +[0-9.]+ +24 .* 0$$' && \
+	{ echo "$$out" | grep -q 'llama.cpp: NOT MEASURED' || \
+	  echo "$$out" | grep -Eq '^ +3  llama.cpp +[0-9.]+ +24 '; } || \
+		{ echo "check-bench-serve: $$out"; exit 1; }
 	$(B)/syshax-bench serve >/dev/null 2>&1; test $$? -eq 2
 	$(B)/syshax-bench serve --model x --clients 0 >/dev/null 2>&1; test $$? -eq 2
 	$(B)/syshax-bench serve --help | grep -q '^usage: syshax-bench serve'
+
+# The tiny model of check-bench-serve.
+$(B)/models/serve-tiny-q8_0.gguf: $(B)/syshax-run
+	@mkdir -p $(@D)
+	$(B)/syshax-run --gen-model $@.tmp --arch llama --preset tiny --type q8_0
+	mv $@.tmp $@
