@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap.h"
 #include "tok_int.h"
 #include "utf8.h"
 
@@ -207,38 +208,7 @@ static bool before(const struct bigram *x, const struct bigram *y)
 	return x->rank < y->rank || (x->rank == y->rank && x->left < y->left);
 }
 
-static void heap_push(struct bpe_work *w, struct bigram b)
-{
-	size_t i = w->nheap++;
-
-	while (i && before(&b, &w->heap[(i - 1) / 2])) {
-		w->heap[i] = w->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	w->heap[i] = b;
-}
-
-static struct bigram heap_pop(struct bpe_work *w)
-{
-	struct bigram top = w->heap[0], last = w->heap[--w->nheap];
-	size_t i = 0, n = w->nheap;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= n)
-			break;
-		if (c + 1 < n && before(&w->heap[c + 1], &w->heap[c]))
-			c++;
-		if (!before(&w->heap[c], &last))
-			break;
-		w->heap[i] = w->heap[c];
-		i = c;
-	}
-	if (n)
-		w->heap[i] = last;
-	return top;
-}
+HEAP_DEFINE(bigram_heap, struct bigram, before)
 
 static void add_bigram(const struct shx_tok *tok, struct bpe_work *w,
 		       int32_t l, int32_t r)
@@ -257,7 +227,7 @@ static void add_bigram(const struct shx_tok *tok, struct bpe_work *w,
 	g.left = l;
 	g.right = r;
 	g.size = a->n + b->n;
-	heap_push(w, g);
+	bigram_heap_push(w->heap, &w->nheap, g);
 }
 
 /* One pre-tokenized word of raw bytes. */
@@ -284,7 +254,7 @@ static void bpe_word(const struct shx_tok *tok, struct bpe_work *w,
 	for (size_t i = 1; i < n; i++)
 		add_bigram(tok, w, (int32_t)i - 1, (int32_t)i);
 	while (w->nheap) {
-		struct bigram g = heap_pop(w);
+		struct bigram g = bigram_heap_pop(w->heap, &w->nheap);
 		struct sym *l = &w->sym[g.left], *r = &w->sym[g.right];
 
 		/* stale: one side merged since (llama.cpp compares the text;

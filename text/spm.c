@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap.h"
 #include "tok_int.h"
 #include "utf8.h"
 
@@ -38,38 +39,7 @@ static bool before(const struct bigram *x, const struct bigram *y)
 	       (x->score == y->score && x->left < y->left);
 }
 
-static void heap_push(struct spm_work *w, struct bigram b)
-{
-	size_t i = w->nheap++;
-
-	while (i && before(&b, &w->heap[(i - 1) / 2])) {
-		w->heap[i] = w->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	w->heap[i] = b;
-}
-
-static struct bigram heap_pop(struct spm_work *w)
-{
-	struct bigram top = w->heap[0], last = w->heap[--w->nheap];
-	size_t i = 0, n = w->nheap;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= n)
-			break;
-		if (c + 1 < n && before(&w->heap[c + 1], &w->heap[c]))
-			c++;
-		if (!before(&w->heap[c], &last))
-			break;
-		w->heap[i] = w->heap[c];
-		i = c;
-	}
-	if (n)
-		w->heap[i] = last;
-	return top;
-}
+HEAP_DEFINE(bigram_heap, struct bigram, before)
 
 static void add_bigram(const struct shx_tok *tok, struct spm_work *w,
 		       int32_t l, int32_t r)
@@ -83,7 +53,8 @@ static void add_bigram(const struct shx_tok *tok, struct spm_work *w,
 	id = shx_tok_lookup(tok, w->s + w->sym[l].off, size);
 	if (id < 0)
 		return;
-	heap_push(w, (struct bigram){ tok->t[id].score, l, r, size });
+	bigram_heap_push(w->heap, &w->nheap,
+			 (struct bigram){ tok->t[id].score, l, r, size });
 }
 
 /* llama.cpp's byte_to_token: <0xXX>, else the byte as a one-byte token
@@ -141,7 +112,7 @@ int shx_spm_encode(const struct shx_tok *tok, const char *s, size_t n,
 	for (size_t i = 1; i < nsym; i++)
 		add_bigram(tok, &w, (int32_t)i - 1, (int32_t)i);
 	while (w.nheap) {
-		struct bigram g = heap_pop(&w);
+		struct bigram g = bigram_heap_pop(w.heap, &w.nheap);
 		struct sym *l = &w.sym[g.left], *r = &w.sym[g.right];
 
 		if (!l->n || !r->n || l->n + r->n != g.size)
