@@ -39,6 +39,8 @@ struct engine_map {
 	u64 mmap_offset;
 	u32 handle;
 	unsigned int users;	/* refs in held jobs naming the buffer */
+	/* Kept when unused, till its note: buf->engine_mapped was set. */
+	bool kept;
 };
 
 static struct engine_map *map_find(struct syshax_broker_ctx *eng, u64 id)
@@ -82,7 +84,7 @@ static void map_use(struct syshax_broker_ctx *eng,
 	}
 }
 
-/* Whether eng keeps maps nobody uses, until their notes; under the lock. */
+/* Whether eng's new maps are kept, until their notes; under the lock. */
 static bool keeps_maps(const struct syshax_broker_ctx *eng)
 {
 	return eng->ring && eng->ring->notes;
@@ -92,13 +94,12 @@ static bool keeps_maps(const struct syshax_broker_ctx *eng)
 static void map_unuse(struct syshax_broker_ctx *eng,
 		      const struct syshax_kjob *j, struct list_head *drop)
 {
-	bool keep = keeps_maps(eng);
 	struct engine_map *m;
 	unsigned int i;
 
 	for (i = 0; i < j->job.nr_refs; i++) {
 		m = map_find(eng, j->job.refs[i].buf);
-		if (m && !--m->users && !keep)
+		if (m && !--m->users && !m->kept)
 			list_move_tail(&m->node, drop);
 	}
 }
@@ -461,7 +462,8 @@ static int engine_map_new(struct syshax_broker_ctx *eng, u64 id)
 	if (m->users && !map_find_live(eng, id)) {
 		list_add_tail(&m->node, &eng->maps);
 		/* A job holds buf live: its last hold comes after this. */
-		if (keeps_maps(eng))
+		m->kept = keeps_maps(eng);
+		if (m->kept)
 			WRITE_ONCE(buf->engine_mapped, true);
 	} else {
 		list_add_tail(&m->node, &drop);
