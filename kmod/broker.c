@@ -54,7 +54,7 @@ static struct syshax_broker *const br = &syshax_broker;
 void syshax_kjob_put_bufs(struct syshax_kjob *j)
 {
 	while (j->nr_bufs)
-		syshax_buf_put(j->bufs[--j->nr_bufs]);
+		syshax_buf_put_held(j->bufs[--j->nr_bufs]);
 }
 
 /*
@@ -157,6 +157,7 @@ static int ref_lookup(void *priv, __u64 handle, __u64 *size, __u32 *access)
 	buf = syshax_buf_get_handle(l->ctx, handle, access);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
+	syshax_buf_hold(buf);
 	l->job->bufs[l->job->nr_bufs++] = buf;
 	*size = buf->size;
 	return 0;
@@ -386,6 +387,7 @@ int syshax_broker_open(struct syshax_ctx *ctx)
 	INIT_LIST_HEAD(&bc->cpls);
 	INIT_LIST_HEAD(&bc->held);
 	INIT_LIST_HEAD(&bc->maps);
+	INIT_LIST_HEAD(&bc->gone);
 	bc->pid = get_pid(task_tgid(current));
 	bc->uid = current_uid();
 	get_task_comm(bc->comm, current);
@@ -444,7 +446,7 @@ void syshax_broker_release(struct syshax_ctx *ctx)
 void syshax_broker_version(struct syshax_version_args *v)
 {
 	v->features |= SYSHAX_FEAT_JOBS | SYSHAX_FEAT_RINGS |
-		       SYSHAX_FEAT_CTX_STATS;
+		       SYSHAX_FEAT_CTX_STATS | SYSHAX_FEAT_MAP_NOTES;
 	v->max_submit = SYSHAX_MAX_SUBMIT;
 }
 

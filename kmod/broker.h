@@ -72,6 +72,7 @@ struct syshax_broker_ctx {
 	struct list_head enode;		/* in the broker's engines */
 	struct list_head held;		/* via qnode */
 	struct list_head maps;		/* engine.c's struct engine_map */
+	struct list_head gone;		/* maps of freed buffers: notes owed */
 	/* Shared rings (ring.c): set once by RING_SETUP, under the lock. */
 	struct syshax_kring *ring;
 	/* CTX_STATS: in the broker's ctxs; the opener; counters since. */
@@ -93,6 +94,7 @@ struct syshax_kring {
 	unsigned long size;		/* bytes, page aligned */
 	struct syshax_broker_ctx *bc;
 	bool engine;			/* the role at RING_SETUP */
+	bool notes;			/* an engine's, SYSHAX_RING_NOTES */
 	struct syshax_user *user;	/* client: its jobs count against it */
 	struct list_head rnode;		/* client: in the broker's clients */
 	struct list_head snode;		/* client: in stalled (empty: not) */
@@ -178,6 +180,11 @@ void syshax_job_end(struct syshax_kjob *j, const struct syshax_engine_cpl *c,
 		    struct list_head *done, struct list_head *drop);
 void syshax_job_post(struct list_head *done);
 void syshax_map_drop(struct syshax_broker_ctx *eng, struct list_head *drop);
+/*
+ * Puts up to room BUF_GONE notes the engine is owed into its out ring
+ * (unpublished); returns how many. Under the lock.
+ */
+int syshax_engine_notes(struct syshax_broker_ctx *eng, int room);
 
 /* ring.c: RING_SETUP, kicks, the ring side of poll, mmap and release. */
 long syshax_ring_setup(struct syshax_broker_ctx *bc, void __user *uarg);
@@ -192,6 +199,8 @@ void syshax_ring_put_cpl(struct syshax_kring *kr,
 			 const struct syshax_completion *cpl);
 void syshax_ring_publish(struct syshax_kring *kr);
 void syshax_rings_give(void);
+/* An engine's out ring: its notes, then queued jobs, while room lasts. */
+void syshax_ring_give(struct syshax_kring *kr);
 void syshax_rings_full_update(struct syshax_user *user);
 /* Without the lock, after jobs retired: takes stalled in rings again. */
 void syshax_rings_retry(void);

@@ -240,6 +240,19 @@ void syshax_buf_put(struct syshax_buf *buf)
 	kref_put(&buf->ref, syshax_buf_release);
 }
 
+void syshax_buf_hold(struct syshax_buf *buf)
+{
+	atomic_inc(&buf->holds);
+}
+
+void syshax_buf_put_held(struct syshax_buf *buf)
+{
+	/* Fully ordered: engine_mapped, set while a job held buf, is seen. */
+	if (atomic_dec_and_test(&buf->holds) && READ_ONCE(buf->engine_mapped))
+		syshax_broker_buf_gone(buf);
+	syshax_buf_put(buf);
+}
+
 static bool syshax_size_ok(u64 size)
 {
 	return size && size <= SYSHAX_MAX_BUF_SIZE;
@@ -442,35 +455,79 @@ struct syshax_buf *syshax_buf_get_id(u64 id)
 	return buf ? buf : ERR_PTR(-EBADF);
 }
 
+/* Marks the handles of engine mappings, whose references are not live. */
+#define SYSHAX_HANDLE_MAP	XA_MARK_1
+
 int syshax_ctx_install_buf(struct syshax_ctx *ctx, struct syshax_buf *buf,
-			   u32 *handle, u64 *mmap_offset)
+			   bool engine_map, u32 *handle, u64 *mmap_offset)
 {
 	int ret;
 
 	syshax_buf_get(buf);
-	/* Cyclic: a freed handle is not given out again at once (1 = wrapped). */
-	ret = xa_alloc_cyclic(&ctx->handles, handle, buf,
-			      XA_LIMIT(1, SYSHAX_MAX_HANDLE), &ctx->next_handle,
-			      GFP_KERNEL);
+	if (!engine_map)
+		syshax_buf_hold(buf);
+	/*
+	 * Cyclic: a freed handle is not given out again at once (1 = wrapped).
+	 * Marked before the lock goes, so a free never sees it unmarked.
+	 */
+	xa_lock(&ctx->handles);
+	ret = __xa_alloc_cyclic(&ctx->handles, handle, buf,
+				XA_LIMIT(1, SYSHAX_MAX_HANDLE),
+				&ctx->next_handle, GFP_KERNEL);
+	if (ret >= 0 && engine_map)
+		__xa_set_mark(&ctx->handles, *handle, SYSHAX_HANDLE_MAP);
+	xa_unlock(&ctx->handles);
 	if (ret < 0) {
-		syshax_buf_put(buf);
+		if (engine_map)
+			syshax_buf_put(buf);
+		else
+			syshax_buf_put_held(buf);
 		return ret == -EBUSY ? -ENOSPC : ret;
 	}
 	*mmap_offset = syshax_handle_mmap_offset(*handle);
 	return 0;
 }
 
+/* Drops the reference of a handle that was in ctx (map: marked). */
+static void syshax_handle_put(struct syshax_buf *buf, bool map)
+{
+	if (map)
+		syshax_buf_put(buf);
+	else
+		syshax_buf_put_held(buf);
+}
+
 int syshax_ctx_free_handle(struct syshax_ctx *ctx, u32 handle)
 {
 	struct syshax_buf *buf;
+	bool map;
 
 	if (!handle || handle > SYSHAX_MAX_HANDLE)
 		return -EBADF;
-	buf = xa_erase(&ctx->handles, handle);
+	xa_lock(&ctx->handles);
+	map = xa_get_mark(&ctx->handles, handle, SYSHAX_HANDLE_MAP);
+	buf = __xa_erase(&ctx->handles, handle);
+	xa_unlock(&ctx->handles);
 	if (!buf)
 		return -EBADF;
-	syshax_buf_put(buf);
+	syshax_handle_put(buf, map);
 	return 0;
+}
+
+bool syshax_ctx_take_handle(struct syshax_ctx *ctx, u32 handle,
+			    const struct syshax_buf *buf)
+{
+	bool taken = false;
+
+	if (!handle || handle > SYSHAX_MAX_HANDLE)
+		return false;
+	xa_lock(&ctx->handles);
+	if (xa_load(&ctx->handles, handle) == buf) {
+		__xa_erase(&ctx->handles, handle);
+		taken = true;
+	}
+	xa_unlock(&ctx->handles);
+	return taken;
 }
 
 bool syshax_ctx_handle_is(struct syshax_ctx *ctx, u32 handle,
@@ -486,7 +543,8 @@ void syshax_ctx_release_bufs(struct syshax_ctx *ctx)
 	unsigned long handle;
 
 	xa_for_each(&ctx->handles, handle, buf)
-		syshax_buf_put(buf);
+		syshax_handle_put(buf, xa_get_mark(&ctx->handles, handle,
+						   SYSHAX_HANDLE_MAP));
 	xa_destroy(&ctx->handles);
 }
 

@@ -124,7 +124,7 @@ static void syshax_dmabuf_release(struct dma_buf *dmabuf)
 {
 	struct syshax_export *exp = dmabuf->priv;
 
-	syshax_buf_put(exp->buf);
+	syshax_buf_put_held(exp->buf);
 	mutex_destroy(&exp->lock);
 	kfree(exp);
 }
@@ -156,9 +156,10 @@ struct dma_buf *syshax_dmabuf_export(struct syshax_buf *buf)
 	info.flags = O_RDWR;
 	info.priv = exp;
 	syshax_buf_get(buf);
+	syshax_buf_hold(buf);
 	dmabuf = dma_buf_export(&info);
 	if (IS_ERR(dmabuf)) {
-		syshax_buf_put(buf);
+		syshax_buf_put_held(buf);
 		mutex_destroy(&exp->lock);
 		kfree(exp);
 	}

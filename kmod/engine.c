@@ -3,9 +3,10 @@
  * The engine side of the job broker: ENGINE_ATTACH, ENGINE_FETCH (jobs
  * leave the queue with refs rewritten to global ids), ENGINE_MAP (a handle
  * on the engine's fd for a buffer a held job names), ENGINE_COMPLETE (the
- * completion goes to the owner, the job's buffer references go), and the
- * end of an engine: what it took completes with -EPIPE, what its ring
- * still holds goes back to the queue.
+ * completion goes to the owner, the job's buffer references go), the
+ * BUF_GONE notes of engines that keep their mappings, and the end of an
+ * engine: what it took completes with -EPIPE, what its ring still holds
+ * goes back to the queue.
  */
 #include <linux/cred.h>
 #include <linux/module.h>
@@ -23,18 +24,23 @@ MODULE_PARM_DESC(engine_gid,
 
 /*
  * A buffer an engine mapped with ENGINE_MAP. The engine's handle (its
- * reference) lives while jobs the engine holds name the buffer; the
- * engine's VMA keeps the memory after that, until it unmaps.
+ * reference, not a live one) lives while jobs the engine holds name the
+ * buffer, or, for an engine whose rings take notes, until the buffer's last
+ * live reference goes: then the map moves to the engine's gone list, and
+ * leaves it as a SYSHAX_NOTE_BUF_GONE note in its out ring. The engine's
+ * VMA keeps the memory until it unmaps.
  */
 struct engine_map {
 	struct list_head node;
-	/* Identity only, never dereferenced: the engine's handle holds it. */
-	const struct syshax_buf *buf;
+	/* Compared only; put once its handle is taken, which holds it. */
+	struct syshax_buf *buf;
 	u64 id;
 	u64 size;
 	u64 mmap_offset;
 	u32 handle;
 	unsigned int users;	/* refs in held jobs naming the buffer */
+	/* Kept when unused, till its note: buf->engine_mapped was set. */
+	bool kept;
 };
 
 static struct engine_map *map_find(struct syshax_broker_ctx *eng, u64 id)
@@ -78,6 +84,12 @@ static void map_use(struct syshax_broker_ctx *eng,
 	}
 }
 
+/* Whether eng's new maps are kept, until their notes; under the lock. */
+static bool keeps_maps(const struct syshax_broker_ctx *eng)
+{
+	return eng->ring && eng->ring->notes;
+}
+
 /* Undoes map_use; maps nobody uses move to drop. Under the lock. */
 static void map_unuse(struct syshax_broker_ctx *eng,
 		      const struct syshax_kjob *j, struct list_head *drop)
@@ -87,7 +99,7 @@ static void map_unuse(struct syshax_broker_ctx *eng,
 
 	for (i = 0; i < j->job.nr_refs; i++) {
 		m = map_find(eng, j->job.refs[i].buf);
-		if (m && !--m->users)
+		if (m && !--m->users && !m->kept)
 			list_move_tail(&m->node, drop);
 	}
 }
@@ -99,17 +111,62 @@ static void map_unuse(struct syshax_broker_ctx *eng,
 void syshax_map_drop(struct syshax_broker_ctx *eng, struct list_head *drop)
 {
 	struct engine_map *m, *tmp;
-	struct syshax_buf *buf;
 
 	list_for_each_entry_safe(m, tmp, drop, node) {
-		buf = syshax_buf_get_handle(eng->ctx, m->handle, NULL);
-		if (!IS_ERR(buf)) {
-			if (buf->id == m->id)
-				syshax_ctx_free_handle(eng->ctx, m->handle);
-			syshax_buf_put(buf);
-		}
+		/* The map's buffer is held by the handle until it is taken. */
+		if (syshax_ctx_take_handle(eng->ctx, m->handle, m->buf))
+			syshax_buf_put(m->buf);
 		kfree(m);
 	}
+}
+
+/*
+ * No job names buf and none can again: each engine that keeps a map of it
+ * loses its handle and is owed a note, put in its out ring as it has room
+ * (syshax_ring_give()).
+ */
+void syshax_broker_buf_gone(struct syshax_buf *buf)
+{
+	struct syshax_broker_ctx *eng;
+	unsigned int taken = 0;
+	struct engine_map *m;
+
+	spin_lock(&br->lock);
+	list_for_each_entry(eng, &br->engines, enode) {
+		m = map_find(eng, buf->id);
+		if (!m || m->buf != buf)
+			continue;
+		if (syshax_ctx_take_handle(eng->ctx, m->handle, buf))
+			taken++;
+		list_move_tail(&m->node, &eng->gone);
+		if (eng->ring && !eng->ring->r.dead)
+			syshax_ring_give(eng->ring);
+	}
+	spin_unlock(&br->lock);
+	/* Not the last: the caller still has its reference. */
+	while (taken--)
+		syshax_buf_put(buf);
+}
+
+int syshax_engine_notes(struct syshax_broker_ctx *eng, int room)
+{
+	struct syshax_engine_job *note = &eng->ring->ej;
+	struct engine_map *m;
+	int n = 0;
+
+	while (n < room && !list_empty(&eng->gone)) {
+		m = list_first_entry(&eng->gone, struct engine_map, node);
+		memset(note, 0, sizeof(*note));
+		note->token = SYSHAX_NOTE_TOKEN;
+		note->job.op = SYSHAX_NOTE_BUF_GONE;
+		note->job.nr_refs = 1;
+		note->job.refs[0].buf = m->id;
+		shx_ring_out_put(&eng->ring->r, note);
+		list_del(&m->node);
+		kfree(m);
+		n++;
+	}
+	return n;
 }
 
 /*
@@ -394,7 +451,7 @@ static int engine_map_new(struct syshax_broker_ctx *eng, u64 id)
 	m->buf = buf;
 	m->id = id;
 	m->size = buf->size;
-	ret = syshax_ctx_install_buf(eng->ctx, buf, &m->handle,
+	ret = syshax_ctx_install_buf(eng->ctx, buf, true, &m->handle,
 				     &m->mmap_offset);
 	if (ret) {
 		kfree(m);
@@ -402,10 +459,15 @@ static int engine_map_new(struct syshax_broker_ctx *eng, u64 id)
 	}
 	spin_lock(&br->lock);
 	m->users = held_refs(eng, id, &again);
-	if (m->users && !map_find_live(eng, id))
+	if (m->users && !map_find_live(eng, id)) {
 		list_add_tail(&m->node, &eng->maps);
-	else
+		/* A job holds buf live: its last hold comes after this. */
+		m->kept = keeps_maps(eng);
+		if (m->kept)
+			WRITE_ONCE(buf->engine_mapped, true);
+	} else {
 		list_add_tail(&m->node, &drop);
+	}
 	spin_unlock(&br->lock);
 	syshax_map_drop(eng, &drop);
 out_put:
@@ -573,6 +635,7 @@ void syshax_engine_release(struct syshax_broker_ctx *eng)
 		syshax_engines_wake();
 	/* The handles go with the context's other buffers. */
 	list_splice(&drop, &eng->maps);
+	list_splice(&eng->gone, &eng->maps);
 	list_for_each_entry_safe(m, mtmp, &eng->maps, node)
 		kfree(m);
 }

@@ -40,7 +40,7 @@ static int syshax_install_new(struct syshax_ctx *ctx, struct syshax_buf *buf,
 			      u32 *handle, u64 *mmap_offset,
 			      void __user *uarg, const void *args, size_t len)
 {
-	int ret = syshax_ctx_install_buf(ctx, buf, handle, mmap_offset);
+	int ret = syshax_ctx_install_buf(ctx, buf, false, handle, mmap_offset);
 
 	syshax_buf_put(buf);
 	if (ret)

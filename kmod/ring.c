@@ -10,10 +10,11 @@
  * kernel job, then checked as SUBMIT checks them) while its, its user's
  * and the global job limits allow; what a global or per-user limit leaves
  * in the ring is taken when jobs retire (syshax_rings_retry()). Its
- * completions go into its out ring. An engine's out ring is filled from
- * the queue whenever jobs are queued, on its kicks and on poll(); its kick
- * takes its completions from its in ring. A caller whose indices cannot
- * be kills its own rings (-EPROTO, SYSHAX_RING_DEAD), nothing else.
+ * completions go into its out ring. An engine's out ring is filled with
+ * the BUF_GONE notes it is owed and jobs from the queue whenever either
+ * comes, on its kicks and on poll(); its kick takes its completions from
+ * its in ring. A caller whose indices cannot be kills its own rings
+ * (-EPROTO, SYSHAX_RING_DEAD), nothing else.
  *
  * The broker's lock guards every ring; the caller's words are only read.
  */
@@ -39,14 +40,19 @@ static void ring_free(struct syshax_kring *kr)
 
 /* ---- Engines ------------------------------------------------------------ */
 
-/* Fills an engine's out ring from the queue; under the lock. */
-static void engine_give(struct syshax_kring *kr)
+/*
+ * Fills an engine's out ring: the notes it is owed first (they free
+ * memory), then jobs from the queue. Under the lock.
+ */
+void syshax_ring_give(struct syshax_kring *kr)
 {
 	struct syshax_broker_ctx *eng = kr->bc;
 	struct syshax_kjob *j;
-	int room, n = 0;
+	int room, n;
 
 	room = shx_ring_out_room(&kr->r);
+	n = room > 0 ? syshax_engine_notes(eng, room) : 0;
+	room -= n;
 	while (room > 0 && !list_empty(&br->queue)) {
 		j = list_first_entry(&br->queue, struct syshax_kjob, qnode);
 		syshax_kjob_hold(eng, j);
@@ -72,7 +78,7 @@ void syshax_rings_give(void)
 		return;
 	list_for_each_entry(eng, &br->engines, enode)
 		if (eng->ring && !eng->ring->r.dead)
-			engine_give(eng->ring);
+			syshax_ring_give(eng->ring);
 }
 
 /*
@@ -103,7 +109,7 @@ static int engine_kick(struct syshax_kring *kr)
 	}
 	/* Also a lying out_head is seen here, with nothing to give. */
 	if (shx_ring_out_room(&kr->r) > 0)
-		engine_give(kr);
+		syshax_ring_give(kr);
 	ret = kr->r.dead;
 	spin_unlock(&br->lock);
 	syshax_job_post(&done);
@@ -334,11 +340,14 @@ long syshax_ring_setup(struct syshax_broker_ctx *bc, void __user *uarg)
 
 	if (copy_from_user(&a, uarg, sizeof(a)))
 		return -EFAULT;
-	if (a.flags || a.max_jobs)
+	if ((a.flags & ~SYSHAX_RING_NOTES) || a.max_jobs)
 		return -EINVAL;
 	if (smp_load_acquire(&bc->ring))
 		return -EBUSY;
 	engine = READ_ONCE(bc->engine);
+	/* Notes are an engine's only. */
+	if (a.flags && !engine)
+		return -EINVAL;
 	ret = shx_ring_sizes(engine, SYSHAX_MAX_SUBMIT,
 			     READ_ONCE(syshax_max_jobs_ctx), &a);
 	if (ret)
@@ -352,6 +361,7 @@ long syshax_ring_setup(struct syshax_broker_ctx *bc, void __user *uarg)
 		return -ENOMEM;
 	kr->bc = bc;
 	kr->engine = engine;
+	kr->notes = a.flags & SYSHAX_RING_NOTES;
 	INIT_LIST_HEAD(&kr->rnode);
 	INIT_LIST_HEAD(&kr->snode);
 	kr->size = PAGE_ALIGN(shx_ring_layout(a.in_entries, in_size,
@@ -396,7 +406,7 @@ long syshax_ring_setup(struct syshax_broker_ctx *bc, void __user *uarg)
 	}
 	smp_store_release(&bc->ring, kr);
 	if (engine)
-		engine_give(kr);	/* jobs that waited for it */
+		syshax_ring_give(kr);	/* jobs that waited for it */
 	spin_unlock(&br->lock);
 	return 0;
 
@@ -426,10 +436,11 @@ __poll_t syshax_ring_poll(struct syshax_broker_ctx *bc)
 {
 	struct syshax_kring *kr = smp_load_acquire(&bc->ring);
 
-	if (kr->engine && READ_ONCE(br->st.queued)) {
+	/* list_empty() reads once: a hint, the lock decides. */
+	if (kr->engine && (READ_ONCE(br->st.queued) || !list_empty(&bc->gone))) {
 		spin_lock(&br->lock);
 		if (!kr->r.dead)
-			engine_give(kr);
+			syshax_ring_give(kr);
 		spin_unlock(&br->lock);
 	}
 	if (READ_ONCE(kr->r.dead) ||

@@ -77,7 +77,15 @@ struct syshax_chunk {
 };
 
 struct syshax_buf {
-	struct kref ref;
+	struct kref ref;		/* every reference: the memory's life */
+	/*
+	 * The references that keep the buffer live, that is nameable by a
+	 * job: client handles, jobs, dma-bufs; not engine mappings (handles
+	 * from ENGINE_MAP, VMAs). At zero the broker tells the engines that
+	 * kept a mapping (engine_mapped) to let it go.
+	 */
+	atomic_t holds;
+	bool engine_mapped;		/* by an engine with ring notes */
 	u32 id;				/* global, key of the id xarray */
 	u32 kind;			/* SYSHAX_BUF_KIND_* */
 	u64 size;			/* bytes, page aligned */
@@ -107,13 +115,24 @@ struct syshax_buf *syshax_buf_get_id(u64 id);
 void syshax_buf_get(struct syshax_buf *buf);
 /* May sleep: the last put frees or unpins the pages. No spinlocks held. */
 void syshax_buf_put(struct syshax_buf *buf);
+/* Makes a reference the caller took one that keeps buf live; any context. */
+void syshax_buf_hold(struct syshax_buf *buf);
+/* Drops a reference made live by syshax_buf_hold(); may sleep. */
+void syshax_buf_put_held(struct syshax_buf *buf);
 /*
- * Gives ctx a new handle for buf, taking its own reference; for buffers the
- * context did not allocate (IMPORT, the broker's ENGINE_MAP).
+ * Gives ctx a new handle for buf, taking its own reference, live unless
+ * engine_map; for buffers the context did not allocate (IMPORT, the
+ * broker's ENGINE_MAP).
  */
 int syshax_ctx_install_buf(struct syshax_ctx *ctx, struct syshax_buf *buf,
-			   u32 *handle, u64 *mmap_offset);
+			   bool engine_map, u32 *handle, u64 *mmap_offset);
 int syshax_ctx_free_handle(struct syshax_ctx *ctx, u32 handle);
+/*
+ * Erases handle if it still names buf (compares pointers; any context);
+ * then the caller owns the handle's reference.
+ */
+bool syshax_ctx_take_handle(struct syshax_ctx *ctx, u32 handle,
+			    const struct syshax_buf *buf);
 /*
  * Whether handle still names buf in ctx; compares pointers only (buf is not
  * dereferenced), so it may be called under a spinlock.
@@ -167,6 +186,8 @@ int syshax_broker_init(void);
 void syshax_broker_exit(void);
 int syshax_broker_open(struct syshax_ctx *ctx);
 void syshax_broker_release(struct syshax_ctx *ctx);
+/* buf's last live reference went (syshax_buf_put_held()); may sleep. */
+void syshax_broker_buf_gone(struct syshax_buf *buf);
 long syshax_broker_ioctl(struct syshax_ctx *ctx, unsigned int cmd,
 			 void __user *uarg);
 __poll_t syshax_broker_poll(struct syshax_ctx *ctx, struct file *file,

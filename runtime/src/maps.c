@@ -2,13 +2,13 @@
 /*
  * An engine's buffer mappings kept across jobs. Where the broker sends
  * SYSHAX_NOTE_BUF_GONE notes through the engine's rings
- * (SYSHAX_FEAT_MAP_NOTES: syshaxd; asked for with SYSHAX_RING_NOTES at
- * RING_SETUP, so an engine that does not know notes never gets one),
- * syshax_engine_map() maps a buffer once
+ * (SYSHAX_FEAT_MAP_NOTES: syshaxd and the module; asked for with
+ * SYSHAX_RING_NOTES at RING_SETUP, so an engine that does not know notes
+ * never gets one), syshax_engine_map() maps a buffer once
  * and syshax_engine_unmap() keeps it; the note, which comes only once no
  * job names the buffer and its id can never be named again, unmaps it.
- * So a live buffer is mapped once and a freed one is never touched. Other
- * backends (the module sends no notes) map and unmap at every call.
+ * So a live buffer is mapped once and a freed one is never touched.
+ * Without notes (the old system-call path) every call maps and unmaps.
  */
 #include <errno.h>
 #include <stdlib.h>

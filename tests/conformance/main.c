@@ -19,7 +19,7 @@ extern struct syshax *g_stats_sh;
 
 static int (*const g_suites[])(void) = {
 	t_add_basic, t_add_badref, t_add_wait, t_add_engine, t_add_ctx_stats, t_add_queue,
-	t_add_stress,
+	t_add_stress, t_add_reuse,
 	t_add_kill,
 };
 

@@ -63,6 +63,7 @@ bool t_engine_running(void);
 int t_add_basic(void);
 int t_add_badref(void);
 int t_add_stress(void);
+int t_add_reuse(void);
 int t_add_queue(void);
 int t_add_wait(void);
 int t_add_kill(void);

@@ -20,7 +20,8 @@ struct ring {
 #define LOAD(p)		__atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
-static int ring_setup(int fd, struct ring *r, uint32_t in, uint32_t out)
+static int ring_setup_flags(int fd, struct ring *r, uint32_t in,
+			    uint32_t out, uint32_t flags)
 {
 	int ret;
 
@@ -28,6 +29,7 @@ static int ring_setup(int fd, struct ring *r, uint32_t in, uint32_t out)
 	r->fd = fd;
 	r->a.in_entries = in;
 	r->a.out_entries = out;
+	r->a.flags = flags;
 	ret = t_ioctl(fd, SYSHAX_IOC_RING_SETUP, &r->a);
 	if (ret)
 		return ret;
@@ -38,6 +40,11 @@ static int ring_setup(int fd, struct ring *r, uint32_t in, uint32_t out)
 	r->in = (char *)r->h + r->h->in_off;
 	r->out = (char *)r->h + r->h->out_off;
 	return 0;
+}
+
+static int ring_setup(int fd, struct ring *r, uint32_t in, uint32_t out)
+{
+	return ring_setup_flags(fd, r, in, out, 0);
 }
 
 static void ring_close(struct ring *r)
@@ -183,6 +190,7 @@ static void t_version(void)
 	CU_ASSERT_EQUAL(t_ioctl(fd, SYSHAX_IOC_VERSION, &v), 0);
 	CU_ASSERT_EQUAL(v.uapi_version, 2);
 	CU_ASSERT(v.features & SYSHAX_FEAT_RINGS);
+	CU_ASSERT(v.features & SYSHAX_FEAT_MAP_NOTES);
 	close(fd);
 }
 
@@ -282,6 +290,9 @@ static void t_setup_engine(void)
 	CU_ASSERT_EQUAL(t_ioctl(fd, SYSHAX_IOC_RING_SETUP, &a), -EINVAL);
 	memset(&a, 0, sizeof(a));
 	a.out_entries = 6;
+	CU_ASSERT_EQUAL(t_ioctl(fd, SYSHAX_IOC_RING_SETUP, &a), -EINVAL);
+	memset(&a, 0, sizeof(a));
+	a.flags = SYSHAX_RING_NOTES << 1;
 	CU_ASSERT_EQUAL(t_ioctl(fd, SYSHAX_IOC_RING_SETUP, &a), -EINVAL);
 	CU_ASSERT_EQUAL_FATAL(ring_setup(fd, &r, 0, 0), 0);
 	CU_ASSERT_EQUAL(r.a.in_entries, 256);
@@ -531,6 +542,109 @@ static void t_close_busy(void)
 	close(fd);
 }
 
+/*
+ * A COPY job from c done by e through ENGINE_MAP: its mappings (made at
+ * the first call) and the buffers' global ids.
+ */
+static void notes_copy(struct ring *c, struct ring *e, uint32_t src,
+		       uint32_t dst, void **ms, void **md, uint64_t ids[2])
+{
+	struct syshax_engine_map_args m[2];
+	struct syshax_completion cpl;
+	struct syshax_engine_job ej;
+	uint32_t tail = c->h->in_tail.v;
+	int i;
+
+	t_copy(in_slot(c, tail), src, dst, 9);
+	STORE(&c->h->in_tail.v, tail + 1);
+	CU_ASSERT_EQUAL_FATAL(kick(c), 0);
+	CU_ASSERT_EQUAL_FATAL(engine_take(e, &ej), 0);
+	CU_ASSERT_NOT_EQUAL(ej.token, SYSHAX_NOTE_TOKEN);
+	for (i = 0; i < 2; i++) {
+		memset(&m[i], 0, sizeof(m[i]));
+		m[i].id = ej.job.refs[i].buf;
+		CU_ASSERT_EQUAL_FATAL(t_ioctl(e->fd, SYSHAX_IOC_ENGINE_MAP,
+					      &m[i]), 0);
+	}
+	/* Mapped once: a kept map gives the same offset again. */
+	if (!*ms) {
+		*ms = t_map(e->fd, m[0].mmap_offset, m[0].size);
+		*md = t_map(e->fd, m[1].mmap_offset, m[1].size);
+		CU_ASSERT_FATAL(*ms && *md);
+	}
+	memcpy(*md, *ms, 4096);
+	ids[0] = m[0].id;
+	ids[1] = m[1].id;
+	CU_ASSERT_EQUAL(engine_complete(e, ej.token, 0, 4096), 0);
+	CU_ASSERT_EQUAL_FATAL(client_reap(c, &cpl), 0);
+	CU_ASSERT_EQUAL(cpl.status, 0);
+}
+
+/* The engine's next entry is a BUF_GONE note of id. */
+static void notes_gone(struct ring *e, uint64_t id)
+{
+	struct syshax_engine_job ej;
+
+	CU_ASSERT_EQUAL_FATAL(engine_take(e, &ej), 0);
+	CU_ASSERT_EQUAL(ej.token, SYSHAX_NOTE_TOKEN);
+	CU_ASSERT_EQUAL(ej.job.op, SYSHAX_NOTE_BUF_GONE);
+	CU_ASSERT_EQUAL(ej.job.nr_refs, 1);
+	CU_ASSERT_EQUAL(ej.job.refs[0].buf, id);
+}
+
+/*
+ * SYSHAX_RING_NOTES: the engine's map outlives its jobs (the same offset
+ * at the next job); the client's free sends a BUF_GONE note, after which
+ * the engine's handle is gone and only its mapping holds the pages; its
+ * munmap returns them. Closing the client does the same for what it held.
+ */
+static void t_notes(void)
+{
+	struct syshax_buf_alloc_args src, dst;
+	struct syshax_engine_map_args m;
+	struct ring c = client(), e;
+	void *ms = NULL, *md = NULL;
+	uint64_t ids[2], again[2], base;
+	uint8_t *p;
+	int fd = t_fd();
+
+	base = t_pinned(fd);
+	CU_ASSERT_EQUAL_FATAL(ring_setup_flags(t_engine(), &e, 0, 0,
+					       SYSHAX_RING_NOTES), 0);
+	src = t_buf(c.fd);
+	dst = t_buf(c.fd);
+	p = t_map(c.fd, src.mmap_offset, T_BUF_SIZE);
+	CU_ASSERT_FATAL(p != NULL);
+	memset(p, 0x5a, 4096);
+	notes_copy(&c, &e, src.handle, dst.handle, &ms, &md, ids);
+	memset(p, 0x3c, 4096);
+	notes_copy(&c, &e, src.handle, dst.handle, &ms, &md, again);
+	CU_ASSERT(ids[0] == again[0] && ids[1] == again[1]);
+	CU_ASSERT_EQUAL(((uint8_t *)md)[4095], 0x3c);
+	CU_ASSERT_FALSE(readable(&e, 0));
+	/* The client's own mapping does not keep it live. */
+	CU_ASSERT_EQUAL(t_free(c.fd, src.handle), 0);
+	notes_gone(&e, ids[0]);
+	memset(&m, 0, sizeof(m));
+	m.id = ids[0];
+	CU_ASSERT_EQUAL(t_ioctl(e.fd, SYSHAX_IOC_ENGINE_MAP, &m), -EACCES);
+	CU_ASSERT_EQUAL(t_pinned(fd), base + 2 * T_BUF_SIZE);
+	munmap(p, T_BUF_SIZE);
+	CU_ASSERT_EQUAL(t_pinned(fd), base + 2 * T_BUF_SIZE);
+	munmap(ms, T_BUF_SIZE);
+	CU_ASSERT_EQUAL(t_pinned(fd), base + T_BUF_SIZE);
+	CU_ASSERT_EQUAL(t_ioctl(e.fd, SYSHAX_IOC_ENGINE_MAP, &m), -ENOENT);
+	/* The client goes: its last buffer's note. */
+	ring_close(&c);
+	notes_gone(&e, ids[1]);
+	CU_ASSERT_FALSE(readable(&e, 0));
+	CU_ASSERT_EQUAL(t_pinned(fd), base + T_BUF_SIZE);
+	munmap(md, T_BUF_SIZE);
+	CU_ASSERT_EQUAL(t_pinned(fd), base);
+	ring_close(&e);
+	close(fd);
+}
+
 int main(void)
 {
 	static const struct t_test tests[] = {
@@ -546,6 +660,7 @@ int main(void)
 		{ "global limit: FULL, the rest later", t_global_limit },
 		{ "user limit: FULL, the rest later", t_user_limit },
 		{ "close with jobs in rings and in flight", t_close_busy },
+		{ "notes: a map kept until its buffer's BUF_GONE", t_notes },
 	};
 
 	return T_MAIN("kmod_ring", "kmod rings", NULL, NULL, tests);
