@@ -19,6 +19,7 @@ int bench_nop_main(int argc, char **argv);
 int bench_ffn_main(int argc, char **argv);
 int bench_e2e_main(int argc, char **argv);
 int bench_serve_main(int argc, char **argv);
+int bench_ppl_main(int argc, char **argv);
 
 /* ---- timing (timing.c) ---- */
 

@@ -6,18 +6,19 @@ CPPFLAGS_tools += -I$(CURDIR)/kernels
 
 BENCH_SRCS := $(sort $(wildcard tools/bench/*.c))
 
-# serve.c's clients stream over libcurl (libcurl4-openssl-dev) and read
-# the model's vocabulary with libshxtext; a build without libcurl (the
-# arm64 guest's cross build) has no serve subcommand.
-BENCH_DEPS := $(SHXTOOLS_A) $(B)/libshxk.a
+# ppl.c and serve.c read the model's vocabulary with libshxtext; serve.c's
+# clients stream over libcurl (libcurl4-openssl-dev): a build without it
+# (the arm64 guest's cross build) has no serve subcommand.
+BENCH_DEPS := $(SHXTEXT_A) $(SHXD_MODEL_OBJS) $(SHXTOOLS_A) $(B)/libshxk.a
+BENCH_LIBS += $(SHXTEXT_LIBS) $(SHXD_MODEL_LIBS)
+$(B)/tools/bench/ppl.o $(B)/tools/bench/serve.o: \
+	CPPFLAGS_tools += -I$(CURDIR)/text
 ifeq ($(shell $(PKG_CONFIG) --exists libcurl && echo y),y)
-BENCH_DEPS := $(SHXTEXT_A) $(SHXD_MODEL_OBJS) $(BENCH_DEPS)
-BENCH_LIBS += $(SHXTEXT_LIBS) $(SHXD_MODEL_LIBS) \
-	$(shell $(PKG_CONFIG) --libs libcurl libcjson)
+BENCH_LIBS += $(shell $(PKG_CONFIG) --libs libcurl libcjson)
 $(B)/tools/bench/main.o: CPPFLAGS_tools += -DBENCH_SERVE
 CHECKS += check-bench-serve
-$(B)/tools/bench/serve.o: CPPFLAGS_tools += -I$(CURDIR)/text \
-	$(shell $(PKG_CONFIG) --cflags libcurl libcjson)
+$(B)/tools/bench/serve.o: \
+	CPPFLAGS_tools += $(shell $(PKG_CONFIG) --cflags libcurl libcjson)
 else
 BENCH_SRCS := $(filter-out tools/bench/serve.c,$(BENCH_SRCS))
 endif
@@ -110,3 +111,21 @@ $(B)/models/serve-tiny-q8_0.gguf: $(B)/syshax-run
 	@mkdir -p $(@D)
 	$(B)/syshax-run --gen-model $@.tmp --arch llama --preset tiny --type q8_0
 	mv $@.tmp $@
+
+# syshax-bench ppl on the trained toy model's held-out text (the text, so
+# the tokenizer is in the path too), 8 chunks: ours within 0.2 % of
+# llama.cpp's where the peer loads, and far below the uniform bound (2048);
+# usage errors are status 2.
+.PHONY: check-bench-ppl
+check-bench-ppl: $(B)/syshax-bench $(B)/syshaxd $(B)/models/kjv-llama-q8_0.gguf
+	out=$$(timeout 300 $(B)/syshax-bench ppl \
+		--model $(B)/models/kjv-llama-q8_0.gguf --text models/heldout.txt \
+		--chunks 8 $(if $(SYSHAX_LLAMA_DIR),--llama $(SYSHAX_LLAMA_DIR)) \
+		2>&1) && echo "$$out" | awk ' \
+		/^ours / { o = $$3 } /^llama.cpp / && $$3 != "measured" { l = $$3 } \
+		END { if (!o || o >= 512) exit 1; \
+		      if (l && (o / l - 1 > 0.002 || l / o - 1 > 0.002)) exit 1 }' || \
+		{ echo "check-bench-ppl: $$out"; exit 1; }
+	$(B)/syshax-bench ppl --model x >/dev/null 2>&1; test $$? -eq 2
+	$(B)/syshax-bench ppl --model x --text a --ids b >/dev/null 2>&1; test $$? -eq 2
+CHECKS += check-bench-ppl

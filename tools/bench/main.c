@@ -27,6 +27,8 @@ static const struct command g_commands[] = {
 	  "whole decode steps through syshaxd vs llama.cpp, same GGUF file" },
 	{ "nop", bench_nop_main,
 	  "NOP job round trips on each backend (latency, jobs/s)" },
+	{ "ppl", bench_ppl_main,
+	  "perplexity through PREFILL jobs vs llama.cpp, same text and GGUF" },
 #ifdef BENCH_SERVE
 	{ "serve", bench_serve_main,
 	  "streaming clients on syshax-serve vs llama.cpp batching, one GGUF" },
