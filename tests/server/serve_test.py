@@ -373,9 +373,11 @@ def main():
     _, _, text, _ = s.req("GET", "/metrics")
     cancelled = int(re.search(r'finished_total\{reason="cancelled"\} (\d+)',
                               text).group(1))
+    # 4000 tokens (about a second here): still running when the metrics
+    # are read, however fast the machine.
     c = s.conn()
     c.request("POST", "/v1/completions", json.dumps(dict(
-        prompt=PROMPT, max_tokens=240, stream=True)))
+        prompt=PROMPT, max_tokens=4000, stream=True)))
     r = c.getresponse()
     r.readline()
     held = s.metric("kv_blocks_used")
@@ -446,9 +448,13 @@ def main():
     good(s, want, "syshaxd killed and restarted")
     s.stop()
 
-    # request_timeout: a request running past it ends with an error.
-    s = Server(model, "--request-timeout", "1")
-    toks, events, done = s.stream(PROMPT, 4000)
+    # request_timeout: a request running past it ends with an error. It
+    # asks for 60000 tokens (with room for them): the tiny model needs
+    # well over a minute for them (117 s here), so even a quiet, fast
+    # machine is still decoding at 1 s (4000 tokens were done in 1 s).
+    s = Server(model, "--request-timeout", "1", "--max-context", "65536",
+               "--kv-blocks", "4200")
+    toks, events, done = s.stream(PROMPT, 60000)
     err = events[-1].get("error", {}) if events else {}
     ok("past request_timeout: an error event naming it, then [DONE]",
        done and "request_timeout" in err.get("message", ""), str(err))
