@@ -56,6 +56,8 @@ static int load_text(const struct serve_conf *c, struct shx_tok **tok,
 			fprintf(stderr, PROG ": chat_template '%s' is none "
 				"that llama.cpp names (chatml, llama3, llama2, "
 				"mistral-v1, ...)\n", c->chat_template);
+			shx_tok_free(*tok);
+			*tok = NULL;
 			return -EINVAL;
 		}
 	} else {

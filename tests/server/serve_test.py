@@ -366,18 +366,21 @@ def main():
         for k in idle:
             k.close()
 
-    # A disconnect mid-stream frees its slot and blocks at once.
+    # A disconnect mid-stream frees its slot and blocks at once: on a
+    # server with room for a request of 60000 tokens (the tiny model needs
+    # ~2 min for them), still running when the metrics are read however
+    # fast the machine (240 could be done by then).
+    s.stop()
+    s = Server(model, "--max-context", "65536", "--kv-blocks", "4200")
     ok("idle: no running request, no KV block held",
        s.wait_metric("running_requests", 0) and
        s.wait_metric("kv_blocks_used", 0))
     _, _, text, _ = s.req("GET", "/metrics")
     cancelled = int(re.search(r'finished_total\{reason="cancelled"\} (\d+)',
                               text).group(1))
-    # 4000 tokens (about a second here): still running when the metrics
-    # are read, however fast the machine.
     c = s.conn()
     c.request("POST", "/v1/completions", json.dumps(dict(
-        prompt=PROMPT, max_tokens=4000, stream=True)))
+        prompt=PROMPT, max_tokens=60000, stream=True)))
     r = c.getresponse()
     r.readline()
     held = s.metric("kv_blocks_used")
