@@ -170,8 +170,9 @@ static int parse_messages(const cJSON *v, const struct api_ctx *lim,
 	if (lim->tmpl < 0 || !lim->tok) {
 		free(msgs);
 		return bad(e, "messages", "chat completions need the model's "
-			   "tokenizer and a chat template (the chat_template "
-			   "key): use /v1/completions");
+			   "tokenizer and a chat template it names or the "
+			   "chat_template key (--chat-template chatml, llama3, "
+			   "...) gives; or use /v1/completions");
 	}
 	len = shx_chat_apply(lim->tmpl, msgs, n, true, NULL, 0);
 	buf = len >= 0 ? malloc((size_t)len + 1) : NULL;

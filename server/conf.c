@@ -36,7 +36,8 @@ static const struct key {
 	  "the id /v1/models lists (default: the file's name)" },
 	{ "chat_template", K_STR, C(chat_template), 64, 0, 0,
 	  "llama.cpp's name of the chat template (chatml, llama3, ...; "
-	  "default: recognised from the GGUF's, else chatml)" },
+	  "default: recognised from the GGUF's; none recognised: chat "
+	  "completions refused)" },
 	{ "cpu_max_batch_size", K_UINT, SC(cpu_max_batch_size), 0, 1, 4096,
 	  "rows per DECODE job (default 32; syshaxd's key of the same name "
 	  "caps its batches)" },

@@ -61,10 +61,17 @@ static int load_text(const struct serve_conf *c, struct shx_tok **tok,
 			return -EINVAL;
 		}
 	} else {
+		/* No guess: a template we do not recognise, or none, leaves
+		 * chat completions refused until chat_template names one. */
 		text = shx_tok_chat_template(*tok);
-		/* llama-server's fallback when the GGUF has none. */
-		if (!text || shx_chat_detect(text, &t))
-			t = SHX_CHAT_CHATML;
+		if (!text || shx_chat_detect(text, &t)) {
+			fprintf(stderr, PROG ": %s: %s: chat completions are "
+				"refused; set chat_template (chatml, llama3, "
+				"llama2, mistral-v1, ...)\n", c->model, text ?
+				"its chat template is none of the families "
+				"this server knows" : "no chat template");
+			return 0;
+		}
 	}
 	*tmpl = (int)t;
 	return 0;

@@ -198,8 +198,9 @@ def main():
     longp = [(7 * i + 3) % vocab for i in range(40)]
     want_long = expected(model, longp, 8)[0]
 
+    # The tiny model's GGUF names no chat template: chatml by name.
     s = Server(model, "--prefill-chunk", "16", "--max-context", "256",
-               "--max-body", "65536")
+               "--max-body", "65536", "--chat-template", "chatml")
     st, js, _, _ = s.req("GET", "/health")
     ok("/health", st == 200 and js == {"status": "ok"})
     st, js, _, _ = s.req("GET", "/v1/models")
@@ -468,6 +469,13 @@ def main():
         r'requests_finished_total\{reason="\w+"\} (\d+)', text))
     ok("metrics: a first token per request that finished, two of them",
        first and int(first.group(1)) == fin == 2, text[:1500])
+    # No chat template in the file and none given: chat is refused (no
+    # guess), plain completions still serve.
+    st, js, _, _ = s.req("POST", "/v1/chat/completions", dict(
+        messages=[{"role": "user", "content": "hi"}], max_tokens=2))
+    ok("no chat template: chat refused with 400 naming chat_template",
+       st == 400 and "chat_template" in js["error"]["message"],
+       "%d %s" % (st, js))
     s.stop()
 
     # The stand-in xPU: prefill there, decode where syshaxd's rule says.
