@@ -28,6 +28,9 @@ struct shxd_pool_conf {
 	/* CUSTOM_CPU_AFFINITY: "a-b:step,c,..." CPUs in order; "" or NULL:
 	 * the process's affinity mask. */
 	const char *affinity;
+	/* engine_poll_us: between runs, workers (and the caller, for the
+	 * end of a run) poll this long before they sleep; 0: never. */
+	unsigned int poll_us;
 };
 
 /* Where a worker runs, as fn sees it. */

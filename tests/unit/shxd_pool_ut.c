@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <CUnit/Basic.h>
 
 #include "../t_cunit.h"
@@ -90,9 +91,9 @@ static void worker(void *arg, const struct shxd_worker *w)
 		atomic_fetch_add(&ph->bad, 1);
 }
 
-static void t_runs(void)
+static void runs(unsigned int poll_us)
 {
-	struct shxd_pool_conf conf = { 0 };
+	struct shxd_pool_conf conf = { .poll_us = poll_us };
 	unsigned int total = 0;
 	char err[256], desc[256];
 
@@ -110,8 +111,22 @@ static void t_runs(void)
 		shxd_pool_run(g_pool, worker, &ph);
 		CU_ASSERT_EQUAL(atomic_load(&ph.calls), total);
 		CU_ASSERT_EQUAL(atomic_load(&ph.bad), 0);
+		/* Polling workers: some runs come while they still poll,
+		 * some after they went to sleep. */
+		if (poll_us && r % 50 == 49)
+			usleep(poll_us * 2);
 	}
 	shxd_pool_destroy(g_pool);
+}
+
+static void t_runs(void)
+{
+	runs(0);
+}
+
+static void t_runs_polled(void)
+{
+	runs(2000);
 }
 
 int main(void)
@@ -120,6 +135,7 @@ int main(void)
 		{ "CUSTOM_CPU_AFFINITY lists", t_cpulist },
 		{ "settings refused with a reason", t_refused },
 		{ "runs and node barriers", t_runs },
+		{ "runs with polling workers (engine_poll_us)", t_runs_polled },
 	};
 
 	return T_RUN_SUITE("shxd_pool", NULL, NULL, tests);

@@ -89,6 +89,41 @@ const char *bench_cpu(void);
 int bench_affinity_save(cpu_set_t *saved, int pin);
 void bench_affinity_restore(const cpu_set_t *saved);
 
+/* ---- jobs against the bare kernels (jobtime.c) ---- */
+
+struct syshax;
+struct syshax_job;
+
+/* Submits job and waits (PRIVD_START_NS at most): the completion's
+ * status; *result and, when not NULL, *exec_ns (the engine's own time). */
+int bench_job_wait(struct syshax *sh, const struct syshax_job *job,
+		   uint64_t *result, uint64_t *exec_ns);
+
+#define BENCH_JOB_BLOCKS 5	/* job / bare alternations */
+
+/* The bare kernels doing the job's work: n rounds, µs of each into lat. */
+typedef int (*bench_bare_fn)(void *arg, unsigned int n, double *lat);
+
+struct bench_jobtime {
+	double job_us;		/* submit to completion, median */
+	double exec_us;		/* the engine's exec_ns, median */
+	double bare_us;		/* the bare kernels, median */
+};
+
+/* rounds jobs and rounds bare runs in BENCH_JOB_BLOCKS blocks in turn,
+ * after 5 warm-up jobs. */
+int bench_job_vs_bare(struct syshax *sh, const struct syshax_job *job,
+		      unsigned int rounds, bench_bare_fn bare, void *arg,
+		      struct bench_jobtime *r);
+
+/*
+ * syshax-bench ffn's part (c) (attn_job.c): an ATTN_DECODE job over a
+ * paged f16 KV cache against the bare kernel on @threads; *maxdiff gets
+ * the largest difference between the two outputs.
+ */
+int bench_attn_job(struct syshax *sh, unsigned int threads,
+		   unsigned int rounds, struct bench_jobtime *r, double *maxdiff);
+
 /* ---- machine limits (machine.c) ---- */
 
 /*

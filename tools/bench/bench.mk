@@ -36,7 +36,9 @@ install-syshax-bench: $(B)/syshax-bench
 		$(DESTDIR)$(PREFIX)/share/man/man1/syshax-bench.1
 
 # syshax-bench ffn end to end on a tiny layer (a private syshaxd): every
-# figure printed, and a usage error is status 2.
+# figure printed, ATTN_DECODE's output equal to the bare kernel's (both run
+# the same kernel on the same heads), polling passed through; a usage
+# error is status 2.
 .PHONY: check-bench-ffn
 check-bench-ffn: $(B)/syshax-bench $(B)/syshaxd
 	out=$$(timeout 120 $(B)/syshax-bench ffn --hidden 64 --ff 128 \
@@ -45,8 +47,18 @@ check-bench-ffn: $(B)/syshax-bench $(B)/syshaxd
 		x16_vs_1 tokens_per_run_16; do \
 		echo "$$out" | grep -q "\"$$k\": -\{0,1\}[0-9]" || \
 			{ echo "check-bench-ffn: no $$k in: $$out"; exit 1; }; \
-	done && test $$(echo "$$out" | grep -c '"type"') -eq 2
+	done && test $$(echo "$$out" | grep -c '"type"') -eq 2 && \
+	for k in job_us exec_us bare_us ratio; do \
+		echo "$$out" | grep -q "\"attn\": {.*\"$$k\": [0-9]" || \
+			{ echo "check-bench-ffn: no attn $$k in: $$out"; exit 1; }; \
+	done && echo "$$out" | grep -q '"max_diff": 0[,}]'
+	out=$$(timeout 120 $(B)/syshax-bench ffn --type attn --rounds 3 \
+		--poll-us 2000 --json 2>/dev/null) && \
+	echo "$$out" | grep -q '"poll_us": 2000' && \
+	echo "$$out" | grep -q '"max_diff": 0[,}]' && \
+	test $$(echo "$$out" | grep -c '"type"') -eq 0
 	$(B)/syshax-bench ffn --type q5 >/dev/null 2>&1; test $$? -eq 2
+	$(B)/syshax-bench ffn --poll-us 2000000 >/dev/null 2>&1; test $$? -eq 2
 CHECKS += check-bench-ffn
 
 # syshax-bench e2e on the tiny model (a private syshaxd; the llama.cpp peer

@@ -24,10 +24,9 @@
 #include "syshax/rt.h"
 
 #define MAX_CLIENTS	64
-#define BLOCKS		5	/* job / bare alternations in (a) */
 
 struct ffn_conf {
-	unsigned int hidden, ff, threads, rounds;
+	unsigned int hidden, ff, threads, rounds, poll_us;
 	double secs;
 	enum shxk_type type;
 };
@@ -93,32 +92,6 @@ static int build_desc(const struct ffn_conf *c, uint8_t *base)
 		off += mat;
 	}
 	return 0;
-}
-
-static int run_one(struct syshax *sh, struct syshax_job *job,
-		   struct syshax_completion *cpl)
-{
-	int ret = syshax_submit(sh, job, 1);
-
-	if (ret < 0)
-		return ret;
-	ret = syshax_wait(sh, cpl, 1, 1, (int64_t)PRIVD_START_NS);
-	if (ret < 0)
-		return ret;
-	return cpl->status;
-}
-
-/* The engine's own time for the last job waited for (exec_ns). */
-static _Thread_local uint64_t t_exec_ns;
-
-static int job_wait(struct syshax *sh, struct syshax_job *job, uint64_t *res)
-{
-	struct syshax_completion cpl;
-	int ret = run_one(sh, job, &cpl);
-
-	*res = cpl.result;
-	t_exec_ns = cpl.exec_ns;
-	return ret;
 }
 
 /* An FFN job of one token: refs into io (x at 0, y after it). */
@@ -203,7 +176,8 @@ static int bare_repack(struct shxk_weights *w, const uint8_t *rows,
 
 struct ffn_result {
 	const char *type;
-	double job_us, exec_us, bare_us, tps[3];
+	struct bench_jobtime t;
+	double tps[3];
 	double per_run[3];	/* tokens per batched run (ENGINE_STATS) */
 };
 
@@ -275,59 +249,31 @@ static int bare_rounds(struct bare *b, const struct ffn_conf *c,
 	return ret;
 }
 
-/* n jobs back to back: round trips into lat, the engine's exec_ns into
- * ex (µs). */
-static int job_rounds(struct syshax *sh, struct syshax_job *job,
-		      unsigned int n, double *lat, double *ex)
+struct bare_run {
+	struct bare *b;
+	const struct ffn_conf *c;
+};
+
+static int bare_fn(void *arg, unsigned int n, double *lat)
 {
-	uint64_t res;
-	int ret = 0;
+	const struct bare_run *br = arg;
 
-	for (unsigned int i = 0; !ret && i < n; i++) {
-		uint64_t t0 = bench_now_ns();
-
-		ret = job_wait(sh, job, &res);
-		lat[i] = (double)(bench_now_ns() - t0) / 1e3;
-		ex[i] = (double)t_exec_ns / 1e3;
-	}
-	return ret;
+	return bare_rounds(br->b, br->c, n, lat);
 }
 
-/*
- * (a): blocks of job rounds and bare rounds in turn, so that whatever
- * else the machine does falls on both alike; medians of each.
- */
+/* (a): the job against the bare FFN on the same weights. */
 static int overhead(struct syshax *sh, struct syshax_job *job,
 		    const struct ffn_conf *c, const uint8_t *wbuf,
-		    const float *x, struct ffn_result *r)
+		    const float *x, struct bench_jobtime *r)
 {
-	unsigned int per = (c->rounds + BLOCKS - 1) / BLOCKS, n = per * BLOCKS;
-	double *jl = calloc(n, sizeof(*jl)), *bl = calloc(n, sizeof(*bl));
-	double *el = calloc(n, sizeof(*el));
-	double warm[5], warm_ex[5];
 	struct bare b;
-	int ret = jl && bl && el ? 0 : -ENOMEM;
+	struct bare_run br = { &b, c };
+	int ret = bare_init(&b, c, wbuf, x);
 
-	if (!ret)
-		ret = bare_init(&b, c, wbuf, x);
 	if (ret)
-		goto out;
-	ret = job_rounds(sh, job, 5, warm, warm_ex);
-	for (unsigned int k = 0; !ret && k < BLOCKS; k++) {
-		ret = job_rounds(sh, job, per, jl + k * per, el + k * per);
-		if (!ret)
-			ret = bare_rounds(&b, c, per, bl + k * per);
-	}
-	if (!ret) {
-		r->job_us = bench_median(jl, n);
-		r->exec_us = bench_median(el, n);
-		r->bare_us = bench_median(bl, n);
-	}
+		return ret;
+	ret = bench_job_vs_bare(sh, job, c->rounds, bare_fn, &br, r);
 	bare_free(&b, c);
-out:
-	free(jl);
-	free(bl);
-	free(el);
 	return ret;
 }
 
@@ -359,7 +305,7 @@ static void *client_main(void *arg)
 	cl->ret = io_buffer(sh, cl->hidden, &io);
 	ffn_job(&job, cl->wset, cl->hidden, &io);
 	while (!cl->ret && bench_now_ns() < cl->stop_ns) {
-		cl->ret = job_wait(sh, &job, &res);
+		cl->ret = bench_job_wait(sh, &job, &res, NULL);
 		cl->done += !cl->ret;
 	}
 	syshax_close(sh);
@@ -399,20 +345,24 @@ static int clients_rate(const char *sock, uint64_t wset, unsigned int hidden,
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: syshax-bench ffn [--type q4_0|q8_0|all] [--threads N] [--rounds N]\n"
-"                        [--seconds S] [--hidden N] [--ff N] [--syshaxd PATH]\n"
-"                        [--json]\n"
+"usage: syshax-bench ffn [--type q4_0|q8_0|attn|all] [--threads N]\n"
+"                        [--rounds N] [--seconds S] [--hidden N] [--ff N]\n"
+"                        [--poll-us N] [--syshaxd PATH] [--json]\n"
 "FFN jobs (SwiGLU, one layer, 1 token each) through a syshaxd started on a\n"
 "private socket (userspace backend), weights loaded from a client buffer:\n"
 " (a) one client, jobs back to back: median round trip vs the bare kernels\n"
 "     doing the same work in this process on as many threads;\n"
-" (b) 1, 4 and 16 clients for S seconds each: aggregate tokens/s.\n"
-"  --type T      q4_0, q8_0 or all (default all)\n"
+" (b) 1, 4 and 16 clients for S seconds each: aggregate tokens/s;\n"
+" (c) one ATTN_DECODE job (4,096 positions, f16 KV) vs the bare kernel.\n"
+"  --type T      q4_0, q8_0, attn (only (c)) or all (default all)\n"
 "  --threads N   the daemon's worker threads and the bare kernels' (default 2)\n"
 "  --rounds N    jobs timed in (a) (default 50)\n"
 "  --seconds S   duration of each run of (b) (default 3)\n"
 "  --hidden N    hidden size (default 4096)\n"
 "  --ff N        intermediate size (default 14336)\n"
+"  --poll-us N   the daemon polls its rings and workers N us before they\n"
+"                sleep (--engine-poll-us), and (a)'s and (c)'s client as\n"
+"                long (default 0: all sleep at once)\n"
 "  --syshaxd P   the daemon to start (default: beside this program)\n"
 "  --json        JSON instead of a table\n");
 }
@@ -429,7 +379,7 @@ static int ffn_counts(struct syshax *sh, const struct syshax_buffer *sb,
 
 	syshax_job_init(&job, SYSHAX_OP_ENGINE_STATS, 2);
 	syshax_job_add_ref(&job, sb, 0, sizeof(*st), SYSHAX_ACCESS_WRITE);
-	ret = job_wait(sh, &job, &res);
+	ret = bench_job_wait(sh, &job, &res, NULL);
 	if (ret)
 		return ret;
 	/* Every pool runs every batch: pool 0's counts are the batches'. */
@@ -440,12 +390,48 @@ static int ffn_counts(struct syshax *sh, const struct syshax_buffer *sb,
 	return 0;
 }
 
+/*
+ * A private syshaxd with c->threads workers, polling c->poll_us before it
+ * sleeps, and this thread's client, spinning as long before it sleeps.
+ */
+static int start_daemon(const char *exe, const struct ffn_conf *c,
+			struct privd *d, struct syshax **sh)
+{
+	char threads[16], poll[16];
+	char *extra[] = { "--threads", threads, "--engine-threads", "1",
+			  "--engine-poll-us", poll, NULL };
+	int ret;
+
+	snprintf(threads, sizeof(threads), "%u", c->threads);
+	snprintf(poll, sizeof(poll), "%u", c->poll_us);
+	ret = privd_start_userspace(exe, extra, d, sh);
+	if (!ret)
+		ret = syshax_set_spin(*sh, c->poll_us);
+	return ret;
+}
+
+/* (c): the ATTN_DECODE job against the bare kernel. */
+static int bench_attn(const char *exe, const struct ffn_conf *c,
+		      struct bench_jobtime *r, double *maxdiff)
+{
+	struct privd d = { 0 };
+	struct syshax *sh = NULL;
+	int ret = start_daemon(exe, c, &d, &sh);
+
+	if (!ret)
+		ret = bench_attn_job(sh, c->threads, c->rounds, r, maxdiff);
+	if (ret)
+		fprintf(stderr, "syshax-bench ffn: ATTN_DECODE: %s\n",
+			syshax_strerror(ret));
+	syshax_close(sh);
+	privd_stop(&d);
+	return ret;
+}
+
 static int bench_type(const char *exe, const struct ffn_conf *c,
 		      struct ffn_result *r)
 {
 	static const unsigned int nclients[3] = { 1, 4, 16 };
-	char threads[16];
-	char *extra[] = { "--threads", threads, "--engine-threads", "1", NULL };
 	struct syshax_weights_load_params lp = {
 		.source = SYSHAX_WLOAD_BUFFER, .quantize = SYSHAX_QUANT_NONE,
 	};
@@ -459,8 +445,7 @@ static int bench_type(const char *exe, const struct ffn_conf *c,
 	uint64_t wset = 0;
 	int ret;
 
-	snprintf(threads, sizeof(threads), "%u", c->threads);
-	ret = privd_start_userspace(exe, extra, &d, &sh);
+	ret = start_daemon(exe, c, &d, &sh);
 	if (!ret)
 		ret = syshax_buf_alloc(sh, total, -1, SYSHAX_BUF_ALLOW_SMALL, &wb);
 	if (!ret)
@@ -471,14 +456,14 @@ static int bench_type(const char *exe, const struct ffn_conf *c,
 		syshax_job_init(&job, SYSHAX_OP_WEIGHTS_LOAD, 1);
 		syshax_job_params(&job, &lp, sizeof(lp));
 		syshax_job_add_ref(&job, &wb, 0, total, SYSHAX_ACCESS_READ);
-		ret = job_wait(sh, &job, &wset);
+		ret = bench_job_wait(sh, &job, &wset, NULL);
 	}
 	if (!ret)
 		ret = io_buffer(sh, c->hidden, &io);
 	if (!ret) {
 		ffn_job(&job, wset, c->hidden, &io);
 		ret = overhead(sh, &job, c, (const uint8_t *)wb.addr +
-			       desc_bytes(), io.addr, r);
+			       desc_bytes(), io.addr, &r->t);
 	}
 	if (!ret)
 		ret = syshax_buf_alloc(sh, sizeof(struct syshax_engine_stats), -1,
@@ -513,6 +498,7 @@ int bench_ffn_main(int argc, char **argv)
 		{ "hidden", required_argument, NULL, 'H' },
 		{ "ff", required_argument, NULL, 'F' },
 		{ "syshaxd", required_argument, NULL, 'd' },
+		{ "poll-us", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -520,10 +506,12 @@ int bench_ffn_main(int argc, char **argv)
 	struct ffn_conf c = { .hidden = 4096, .ff = 14336, .threads = 2,
 			      .rounds = 50, .secs = 3.0 };
 	struct ffn_result res[2];
+	struct bench_jobtime at = { 0 };
+	double maxdiff = 0;
 	const char *type = "all";
 	char exe[4096] = "";
 	unsigned int nres = 0;
-	int opt, json = 0, failed = 0;
+	int opt, json = 0, failed = 0, attn = 0;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -535,6 +523,7 @@ int bench_ffn_main(int argc, char **argv)
 		case 'H': c.hidden = (unsigned int)strtoul(optarg, NULL, 10); break;
 		case 'F': c.ff = (unsigned int)strtoul(optarg, NULL, 10); break;
 		case 'd': snprintf(exe, sizeof(exe), "%s", optarg); break;
+		case 'p': c.poll_us = (unsigned int)strtoul(optarg, NULL, 10); break;
 		case 'j': json = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -542,8 +531,9 @@ int bench_ffn_main(int argc, char **argv)
 	}
 	if (!c.threads || c.threads > 256 || c.rounds < 1 || !(c.secs > 0) ||
 	    !c.hidden || c.hidden % 32 || !c.ff || c.ff % 32 ||
+	    c.poll_us > 1000000 ||
 	    (strcmp(type, "all") && strcmp(type, "q4_0") &&
-	     strcmp(type, "q8_0")) || optind < argc) {
+	     strcmp(type, "q8_0") && strcmp(type, "attn")) || optind < argc) {
 		usage(stderr);
 		return 2;
 	}
@@ -565,10 +555,17 @@ int bench_ffn_main(int argc, char **argv)
 		else
 			nres++;
 	}
+	if (!strcmp(type, "all") || !strcmp(type, "attn")) {
+		if (bench_attn(exe, &c, &at, &maxdiff))
+			failed = 1;
+		else
+			attn = 1;
+	}
 	if (json) {
 		printf("{\"command\": \"ffn\", \"cpu\": \"%s\", \"hidden\": %u, "
-		       "\"ff\": %u, \"threads\": %u, \"results\": [",
-		       bench_cpu(), c.hidden, c.ff, c.threads);
+		       "\"ff\": %u, \"threads\": %u, \"poll_us\": %u, "
+		       "\"results\": [",
+		       bench_cpu(), c.hidden, c.ff, c.threads, c.poll_us);
 		for (unsigned int i = 0; i < nres; i++)
 			printf("%s\n  {\"type\": \"%s\", \"job_us\": %.1f, "
 			       "\"exec_us\": %.1f, "
@@ -577,26 +574,39 @@ int bench_ffn_main(int argc, char **argv)
 			       "\"tps_16\": %.1f, \"x16_vs_1\": %.2f, "
 			       "\"tokens_per_run_4\": %.2f, "
 			       "\"tokens_per_run_16\": %.2f}",
-			       i ? "," : "", res[i].type, res[i].job_us,
-			       res[i].exec_us, res[i].bare_us,
-			       res[i].job_us / res[i].bare_us - 1.0,
+			       i ? "," : "", res[i].type, res[i].t.job_us,
+			       res[i].t.exec_us, res[i].t.bare_us,
+			       res[i].t.job_us / res[i].t.bare_us - 1.0,
 			       res[i].tps[0], res[i].tps[1], res[i].tps[2],
 			       res[i].tps[2] / res[i].tps[0], res[i].per_run[1],
 			       res[i].per_run[2]);
-		printf("\n]}\n");
+		printf("\n]");
+		if (attn)
+			printf(", \"attn\": {\"job_us\": %.1f, \"exec_us\": %.1f, "
+			       "\"bare_us\": %.1f, \"ratio\": %.3f, "
+			       "\"max_diff\": %.3g}", at.job_us, at.exec_us,
+			       at.bare_us, at.job_us / at.bare_us, maxdiff);
+		printf("}\n");
 		return failed;
 	}
-	printf("FFN %ux%u, 1 token per job, %u threads, weights from DRAM\n"
-	       "cpu: %s\n", c.hidden, c.ff, c.threads, bench_cpu());
+	printf("FFN %ux%u, 1 token per job, %u threads, weights from DRAM, "
+	       "poll %u us\ncpu: %s\n", c.hidden, c.ff, c.threads, c.poll_us,
+	       bench_cpu());
 	printf("%-5s %9s %9s %9s %9s %9s %9s %10s %8s %9s\n", "type",
 	       "job us", "exec us", "bare us", "overhead", "tok/s 1cl", "tok/s 4cl", "tok/s 16cl",
 	       "16 vs 1", "tok/run16");
 	for (unsigned int i = 0; i < nres; i++)
 		printf("%-5s %9.1f %9.1f %9.1f %8.1f%% %9.1f %9.1f %10.1f "
-		       "%7.2fx %9.2f\n", res[i].type, res[i].job_us,
-		       res[i].exec_us, res[i].bare_us,
-		       (res[i].job_us / res[i].bare_us - 1.0) * 100.0,
+		       "%7.2fx %9.2f\n", res[i].type, res[i].t.job_us,
+		       res[i].t.exec_us, res[i].t.bare_us,
+		       (res[i].t.job_us / res[i].t.bare_us - 1.0) * 100.0,
 		       res[i].tps[0], res[i].tps[1], res[i].tps[2],
 		       res[i].tps[2] / res[i].tps[0], res[i].per_run[2]);
+	if (attn)
+		printf("ATTN_DECODE ctx 4096, 32/8 heads x 128, f16 KV in a "
+		       "134 MB buffer:\n  job %.1f us, exec %.1f us, bare %.1f "
+		       "us: %.3fx the bare kernel (outputs differ by %.3g)\n",
+		       at.job_us, at.exec_us, at.bare_us, at.job_us / at.bare_us,
+		       maxdiff);
 	return failed;
 }
