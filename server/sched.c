@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "kvblocks.h"
-#include "standin.h"
+#include "xpu.h"
 #include "stepjob.h"
 
 #define PAIR		8	/* (s32 id, f32 logit) */
@@ -38,7 +38,7 @@ struct sched {
 	bool up;
 	struct syshax_model_info info, info0;	/* now, and at start */
 	struct syshax_buffer io, k, v;
-	struct standin *xpu;
+	struct xpu *xpu;
 	uint32_t max_blocks;	/* block-table entries per sequence */
 	uint64_t off_prompt, off_bt, off_tok, off_pos, off_dbt, off_out,
 		 off_pout;
@@ -426,7 +426,8 @@ static int run_step(struct sched *s, struct plan *p, int *status)
 	}
 	if (!ret && p->pf >= 0 && s->xpu) {
 		step_bufs(s, &p->jobs[p->njobs], bufs);
-		status[p->njobs] = standin_step(s->xpu, &p->jobs[p->njobs], bufs);
+		status[p->njobs] = xpu_step(s->xpu, s->be.sh,
+					    &p->jobs[p->njobs], bufs);
 	}
 	while (!ret && got < nsub) {
 		unsigned int want = nsub - got < 64 ? nsub - got : 64;
@@ -442,8 +443,8 @@ static int run_step(struct sched *s, struct plan *p, int *status)
 			status[j] = c[i].status;
 			if (!c[i].status && (c[i].flags & SYSHAX_CPL_DEFERRED)) {
 				step_bufs(s, &p->jobs[j], bufs);
-				status[j] = standin_step(s->xpu, &p->jobs[j],
-							 bufs);
+				status[j] = xpu_step(s->xpu, s->be.sh,
+						     &p->jobs[j], bufs);
 				status[j] = status[j] ? status[j] : 1;
 				deferred += p->jobs[j].refs[0].length / 4;
 			}
@@ -454,7 +455,7 @@ static int run_step(struct sched *s, struct plan *p, int *status)
 		}
 	}
 	if (!ret && s->xpu)
-		ret = standin_report(s->xpu, s->be.sh, deferred);
+		ret = xpu_report(s->xpu, s->be.sh, deferred);
 	return ret;
 }
 
@@ -702,7 +703,7 @@ static void *loop(void *arg)
 			ret = backend_up(s);
 			pthread_mutex_lock(&s->lock);
 			if (!ret && s->xpu)
-				ret = standin_report(s->xpu, s->be.sh, 0);
+				ret = xpu_report(s->xpu, s->be.sh, 0);
 			if (ret) {
 				teardown(s);
 				wait_s(s, RETRY_S);
@@ -757,11 +758,11 @@ int sched_start(struct sched **out, const struct sched_conf *c,
 	if (!ret && c->xpu_standin) {
 		ret = s->be.real[0] ? 0 : be_locate(&s->be);
 		if (!ret)
-			ret = standin_open(&s->xpu, bo->prog, s->be.dir,
-					   s->be.real);
+			ret = xpu_open(&s->xpu, bo->prog, NULL, s->be.dir,
+				       s->be.real);
 		/* An idle xPU announces itself before the first step. */
 		if (!ret)
-			ret = standin_report(s->xpu, s->be.sh, 0);
+			ret = xpu_report(s->xpu, s->be.sh, 0);
 	}
 	if (ret)
 		goto fail;
@@ -779,7 +780,7 @@ int sched_start(struct sched **out, const struct sched_conf *c,
 	pthread_mutex_destroy(&s->lock);
 fail:
 	if (s->xpu)
-		standin_close(s->xpu);
+		xpu_close(s->xpu);
 	teardown(s);
 	kvb_destroy(&s->kb);
 	free(s->slots);
@@ -809,7 +810,7 @@ void sched_stop(struct sched *s)
 		finish(s, r, FIN_ERROR, "the server is stopping");
 	}
 	if (s->xpu)
-		standin_close(s->xpu);
+		xpu_close(s->xpu);
 	s->xpu = NULL;
 	teardown(s);
 	s->up = false;
