@@ -286,7 +286,8 @@ class Worker:
     def drop_buffers(self) -> None:
         for bid, b in self.bufs.items():
             if bid in self.cuda_maps:
-                torch.cuda.cudart().cudaHostUnregister(b.addr)
+                torch.cuda.check_error(
+                    torch.cuda.cudart().cudaHostUnregister(b.addr))
             b.free()
         self.bufs.clear()
         self.cuda_maps.clear()
@@ -485,11 +486,9 @@ def cuda_view(b: Buffer) -> torch.Tensor:
     """Buffer b's whole mapping pinned (cudaHostRegister, mapped) and
     seen by CUDA kernels at the same address: a uint8 CUDA tensor over
     the host pages, no copy."""
-    rt = torch.cuda.cudart()
-    err = rt.cudaHostRegister(b.addr, b.size, 2)    # cudaHostRegisterMapped
-    if int(err) != 0:
-        raise OSError(errno.EIO, f"cudaHostRegister of buffer {b.id}: "
-                      f"{err}")
+    # 2: cudaHostRegisterMapped; a failure raises torch's CudaError.
+    torch.cuda.check_error(torch.cuda.cudart().cudaHostRegister(
+        b.addr, b.size, 2))
     return torch.as_tensor(_CudaMem(b.addr, b.size), device="cuda")
 
 
@@ -523,6 +522,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                                       else "f32")]
     if a.threads:
         torch.set_num_threads(a.threads)
+    if device.startswith("cuda"):
+        # f32 means f32: no TF32 matmuls (tokens compared with the CPU's).
+        torch.backends.cuda.matmul.allow_tf32 = False
     with _open() as ctx:
         w = Worker(ctx, device, dtype, a.delay_ms, a.kill_at_step)
         tmp = a.socket + ".new"
