@@ -10,6 +10,10 @@
 #  (c) a worker that SIGKILLs itself in the middle of its 3rd decode step
 #      (after layer 0's K/V rows): that step and the later ones run on the
 #      CPU, the tokens still equal the CPU-only run's;
+#  syshax-serve with the worker (xpu_worker): one greedy request's tokens
+#      equal syshax-run's CPU-only ones, prefill on the worker and decode
+#      steps on both sides in /metrics; the same with the worker killed
+#      during the request (serve_case.py);
 #  (d) a worker slowed by --delay-ms: ENGINE_STATS' decode_deferred and
 #      decode_kept grow by exactly the run's X and C steps, and the CPU
 #      gets every step after one of the worker's (no "XX"), as many as
@@ -20,6 +24,7 @@ set -u
 b=$(realpath "${1:?usage: run.sh <build dir> <python>}")
 py=${2:?usage: run.sh <build dir> <python>}
 top=$(realpath "$(dirname "$0")/../..")
+here=$top/tests/xpu
 
 if [ "${3:-}" != --inner ]; then
 	if ! "$py" -c 'import torch' 2>/dev/null; then
@@ -101,6 +106,22 @@ for model in kjv-llama-f32.gguf kjv-qwen3moe-f32.gguf; do
 	fi
 	stop_worker
 	[ "$model" = kjv-llama-f32.gguf ] || continue
+
+	# syshax-serve with the worker (xpu_worker): one request's tokens,
+	# split and with the worker killed in its 3rd decode step.
+	for what in split killed; do
+		opt=()
+		[ "$what" = killed ] && opt=(--kill-at-step 3)
+		worker "${opt[@]}" || { fail "worker"; continue; }
+		if "$py" "$here/serve_case.py" "$b/syshax-serve" \
+			"$b/models/$model" "$dir/x.sock" "$dir/ref.json" "$what" \
+			>"$dir/s.out" 2>&1; then
+			ok "$model: $(tail -1 "$dir/s.out" | sed 's/^ok: //')"
+		else
+			fail "$model: $(cat "$dir/s.out" "$dir/w.log")"
+		fi
+		stop_worker
+	done
 
 	# (c)
 	worker --kill-at-step 3 || { fail "worker"; continue; }

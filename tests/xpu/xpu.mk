@@ -3,7 +3,7 @@
 # checks); SKIP (77) without torch, as check-python. tests/gpu/run.sh is
 # the same worker on an NVIDIA GPU, by hand (not in CHECKS: CI has none).
 .PHONY: check-xpu
-check-xpu: $(PY_STAMP) $(B)/syshaxd $(B)/syshax-run \
+check-xpu: $(PY_STAMP) $(B)/syshaxd $(B)/syshax-run $(B)/syshax-serve \
 		$(B)/models/kjv-llama-f32.gguf $(B)/models/kjv-qwen3moe-f32.gguf
 	@timeout 300 tests/xpu/run.sh $(B) $(PYTHON) || { rc=$$?; [ $$rc -eq 77 ] || exit $$rc; }
 	shellcheck tests/xpu/run.sh

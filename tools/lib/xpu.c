@@ -19,6 +19,13 @@
 
 #define MAX_BUFS	16	/* buffers sent to one worker */
 
+/* The sizes docs/dispatch.md gives and python/syshax/xpu.py packs. */
+_Static_assert(sizeof(struct xpu_hello) == 4112, "xpu_hello");
+_Static_assert(sizeof(struct xpu_buf) == 24, "xpu_buf");
+_Static_assert(sizeof(struct xpu_step) == 352, "xpu_step");
+_Static_assert(sizeof(struct xpu_report) == 16, "xpu_report");
+_Static_assert(sizeof(struct xpu_reply) == 16, "xpu_reply");
+
 struct xpu {
 	const char *prog;
 	struct standin *s;		/* the stand-in, or */
@@ -151,6 +158,14 @@ void xpu_close(struct xpu *x)
 	if (x->fd >= 0)
 		close(x->fd);
 	free(x);
+}
+
+void xpu_drop(struct xpu **x)
+{
+	fprintf(stderr, "%s: the xPU worker is gone: its steps run on the "
+		"CPU from now on\n", (*x)->prog);
+	xpu_close(*x);
+	*x = NULL;
 }
 
 /* The worker has buffer b (sent now if not yet). */

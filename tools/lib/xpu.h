@@ -35,18 +35,23 @@ struct xpu;
 int xpu_open(struct xpu **out, const char *prog, const char *worker,
 	     const char *dir, const char *file);
 void xpu_close(struct xpu *x);
+/* After -EPIPE: says on stderr that the worker is gone and its steps run
+ * on the CPU from now on, closes *x and sets it NULL. */
+void xpu_drop(struct xpu **x);
 /* "stand-in" or "worker": for messages. */
 const char *xpu_kind(const struct xpu *x);
 /* Runs a DECODE or PREFILL job (the client's, as submitted to syshaxd;
  * its params are a struct syshax_step_params naming syshaxd's model) on
  * bufs[i], the client's mappings of the buffers job->refs[i] names, sh's.
- * 0, the step's -errno, or -EPIPE when a worker is gone (nothing said:
- * the caller runs the step on the CPU). */
+ * 0, the step's -errno, or -EPIPE when a worker is gone: the caller runs
+ * the step on the CPU instead (without SYSHAX_JOB_MAY_DEFER; the rows it
+ * rewrites are the ones a half-done step wrote) and calls xpu_drop(). */
 int xpu_step(struct xpu *x, struct syshax *sh, const struct syshax_job *job,
 	     const struct syshax_buffer *const *bufs);
 /* REPORT_XPU to syshaxd (a worker submits it from its own context): ran
  * is the sequences the xPU ran in the step just done, 0 when it was not
- * its step; the rate is the xPU's own decode tokens/s. 0 or -errno. */
+ * its step; the rate is the xPU's own decode tokens/s. 0 or -errno
+ * (-EPIPE: the worker is gone, as for xpu_step). */
 int xpu_report(struct xpu *x, struct syshax *sh, unsigned int ran);
 
 /* ---- the wire (SOCK_SEQPACKET: one message a datagram; little-endian;

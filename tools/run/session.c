@@ -178,13 +178,22 @@ static int xpu_run(struct run *r, struct syshax_job *job,
 	*side = 'X';
 	if (ret != -EPIPE)
 		return ret;
-	fprintf(stderr, PROG ": the xPU worker is gone: this step and the "
-		"later ones run on the CPU\n");
-	xpu_close(r->xpu);
-	r->xpu = NULL;
+	xpu_drop(&r->xpu);
 	*side = 'C';
 	job->flags = 0;
 	return be_job(r->be.sh, job, &c);
+}
+
+/* The xPU's load to syshaxd; a gone worker is dropped. */
+static int report(struct run *r, unsigned int ran)
+{
+	int ret = xpu_report(r->xpu, r->be.sh, ran);
+
+	if (ret == -EPIPE) {
+		xpu_drop(&r->xpu);
+		ret = 0;
+	}
+	return ret;
 }
 
 /* The prefill of each sequence: on the xPU when there is one; *side as
@@ -252,7 +261,7 @@ static int decode_step(struct run *r, unsigned int s, int32_t *tokens,
 	if (!ret && (c.flags & SYSHAX_CPL_DEFERRED))
 		ret = xpu_run(r, &job, bufs, side);
 	if (!ret && r->xpu)
-		ret = xpu_report(r->xpu, r->be.sh, *side == 'X' ? o->seqs : 0);
+		ret = report(r, *side == 'X' ? o->seqs : 0);
 	if (ret) {
 		fprintf(stderr, PROG ": DECODE step %u (%s): %s\n", s,
 			*side == 'X' ? "xPU" : "syshaxd",
@@ -285,7 +294,7 @@ int run_generate(struct run *r, struct run_result *res)
 		o->on_step(o->step_arg, res->tokens, 0);
 	/* An idle xPU announces itself before the first step. */
 	if (!ret && r->xpu)
-		ret = xpu_report(r->xpu, r->be.sh, 0);
+		ret = report(r, 0);
 	t0 = now_s();
 	for (unsigned int s = 0; !ret && s + 1 < o->n; s++) {
 		ret = decode_step(r, s, res->tokens, &res->sides[s]);
