@@ -22,7 +22,7 @@ if [ "${1:-}" = --dry-run ]; then
 	dev=cpu
 	shift
 fi
-b=${1:-$top/build}
+b=$(realpath -m "${1:-$top/build}")
 py=${PYTHON:-/usr/bin/python3}
 expect="inplace tokens rates"
 
@@ -40,7 +40,7 @@ sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
 	mode=()
 	[ "$dev" = cpu ] && mode=(--dry-run)
 	cd "$top" || exit 1
-	make -j"$(nproc)" B="$b" "$b/syshaxd" "$b/syshax-run" \
+	"${MAKE:-make}" -j"$(nproc)" B="$b" "$b/syshaxd" "$b/syshax-run" \
 		"$b/python/lib/.built" "$b/models/kjv-llama-f32.gguf" >/dev/null ||
 		exit 1
 	"$top/scripts/with-syshaxd" "$b/syshaxd" --model-dir "$b/models" -- \
