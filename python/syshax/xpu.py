@@ -458,6 +458,9 @@ class Worker:
                 except (StepError, OSError) as e:
                     print(f"syshax.xpu: {e}", file=self.log, flush=True)
                     status, result = -(e.errno or errno.EIO), 0
+                except ValueError as e:     # a model file it cannot run
+                    print(f"syshax.xpu: {e}", file=self.log, flush=True)
+                    status, result = -errno.EINVAL, 0
                 except Exception:     # a bug here: said, the step fails
                     traceback.print_exc(file=self.log)
                     status, result = -errno.EIO, 0
