@@ -43,13 +43,14 @@ sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
 	"${MAKE:-make}" -j"$(nproc)" B="$b" "$b/syshaxd" "$b/syshax-run" \
 		"$b/python/lib/.built" "$b/models/kjv-llama-f32.gguf" >/dev/null ||
 		exit 1
+	log=$(mktemp "${TMPDIR:-/tmp}/syshax-gpu.XXXXXX") || exit 1
+	trap 'rm -f "$log"' EXIT
 	"$top/scripts/with-syshaxd" "$b/syshaxd" --model-dir "$b/models" -- \
-		"$0" "${mode[@]}" "$b" --inner \
-		2>&1 | tee "${TMPDIR:-/tmp}/syshax-gpu.log"
+		"$0" "${mode[@]}" "$b" --inner 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	# Every check must have said so: none skipped by mistake.
 	for c in $expect; do
-		if ! grep -q "^CHECK $c $dev: ok" "${TMPDIR:-/tmp}/syshax-gpu.log"; then
+		if ! grep -q "^CHECK $c $dev: ok" "$log"; then
 			echo "FAIL: tests/gpu: check '$c' on $dev did not run" >&2
 			rc=1
 		fi
