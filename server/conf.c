@@ -62,6 +62,10 @@ static const struct key {
 	{ "xpu_standin", K_BOOL, SC(xpu_standin), 0, 0, 0,
 	  "a stand-in xPU in this process: prefill there, and each decode "
 	  "step where syshaxd's dispatch rule says (default 0)" },
+	{ "xpu_worker", K_STR, C(xpu_worker), PATH_MAX, 0, 0,
+	  "the socket of an xPU worker (python3 -m syshax.xpu) that runs "
+	  "the prefills and the deferred decode steps, as xpu_standin; it "
+	  "and this server use the same running syshaxd (default none)" },
 	{ "auto_pd_offload", K_BOOL, SC(pd_offload), 0, 0, 0,
 	  "with an xPU: decode steps flagged MAY_DEFER, syshaxd picks the "
 	  "side per step; 0: every decode step on the CPU (default 1)" },
@@ -288,6 +292,11 @@ int serve_conf_parse(struct serve_conf *c, int argc, char **argv)
 			"the config file)\nTry '" PROG " --help'.\n");
 		return -EINVAL;
 	}
+	if (c->sc.xpu_standin && c->xpu_worker[0]) {
+		fprintf(stderr, PROG ": xpu_standin or xpu_worker, not both\n");
+		return -EINVAL;
+	}
+	c->sc.xpu_worker = c->xpu_worker[0] ? c->xpu_worker : NULL;
 	if (c->sc.prefill_chunk > c->sc.max_ctx)
 		c->sc.prefill_chunk = c->sc.max_ctx;
 	return 0;

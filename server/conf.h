@@ -24,6 +24,7 @@ struct serve_conf {
 	char model_name[128];		/* "": the model file's name */
 	char chat_template[64];		/* llama.cpp's name; "": the GGUF's */
 	char syshaxd[PATH_MAX];		/* "": beside this program */
+	char xpu_worker[PATH_MAX];	/* "": none (sc.xpu_worker) */
 	unsigned int threads;		/* a private syshaxd's; 0: its own */
 	bool private;
 	unsigned int http_threads, max_connections, conn_timeout, max_body;

@@ -137,7 +137,8 @@ int main(int argc, char **argv)
 		sched_model(s)->n_vocab, c.sc.kv_blocks, c.sc.block_size,
 		c.sc.cpu_max_batch_size, hc.tmpl >= 0 ?
 		shx_chat_name((enum shx_chat_tmpl)hc.tmpl) : "none",
-		c.sc.xpu_standin ? ", xPU stand-in" : "");
+		c.sc.xpu_standin ? ", xPU stand-in" :
+		c.sc.xpu_worker ? ", xPU worker" : "");
 	while (sigwait(&set, &sig))
 		;
 	fprintf(stderr, PROG ": %s: stopping\n", strsignal(sig));

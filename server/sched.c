@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "kvblocks.h"
-#include "standin.h"
+#include "xpu.h"
 #include "stepjob.h"
 
 #define PAIR		8	/* (s32 id, f32 logit) */
@@ -38,7 +38,7 @@ struct sched {
 	bool up;
 	struct syshax_model_info info, info0;	/* now, and at start */
 	struct syshax_buffer io, k, v;
-	struct standin *xpu;
+	struct xpu *xpu;
 	uint32_t max_blocks;	/* block-table entries per sequence */
 	uint64_t off_prompt, off_bt, off_tok, off_pos, off_dbt, off_out,
 		 off_pout;
@@ -394,24 +394,63 @@ static void plan_step(struct sched *s, struct plan *p)
 	}
 }
 
-/* The refs' buffers of a step job, for the stand-in. */
+/* The refs' buffers of a step job, for the xPU. A ref names a buffer by
+ * its handle in this context (syshax_job_add_ref), not its global id:
+ * the two are equal only on a daemon this context has to itself. */
 static void step_bufs(const struct sched *s, const struct syshax_job *job,
 		      const struct syshax_buffer **bufs)
 {
 	for (unsigned int i = 0; i < job->nr_refs; i++)
-		bufs[i] = job->refs[i].buf == s->k.id ? &s->k :
-			  job->refs[i].buf == s->v.id ? &s->v : &s->io;
+		bufs[i] = job->refs[i].buf == s->k.handle ? &s->k :
+			  job->refs[i].buf == s->v.handle ? &s->v : &s->io;
+}
+
+/* Job j on the xPU: 1 when it ran it, or -errno. When its worker is
+ * gone, the job goes to syshaxd instead (*nsub counts it), and so do the
+ * later ones; a submit failure is the backend's (*ret). */
+static int on_xpu(struct sched *s, struct plan *p, unsigned int j,
+		  unsigned int *nsub, int *ret)
+{
+	const struct syshax_buffer *bufs[SYSHAX_JOB_MAX_REFS];
+	int st = -EPIPE, n;
+
+	if (s->xpu) {
+		step_bufs(s, &p->jobs[j], bufs);
+		st = xpu_step(s->xpu, s->be.sh, &p->jobs[j], bufs);
+	}
+	if (st != -EPIPE)
+		return st ? st : 1;
+	if (s->xpu)
+		xpu_drop(&s->xpu);
+	p->jobs[j].flags = 0;
+	n = syshax_submit(s->be.sh, &p->jobs[j], 1);
+	if (n < 0)
+		*ret = n;
+	else
+		(*nsub)++;
+	return 0;
+}
+
+/* REPORT_XPU; a gone worker is dropped. */
+static int report(struct sched *s, unsigned int running)
+{
+	int ret = xpu_report(s->xpu, s->be.sh, running);
+
+	if (ret != -EPIPE)
+		return ret;
+	xpu_drop(&s->xpu);
+	return 0;
 }
 
 /*
  * Runs the plan without the lock: the DECODE jobs (and the PREFILL, unless
- * the stand-in takes it) go to syshaxd; deferred ones then run on the
- * stand-in. status[j] gets each job's result: 0 (syshaxd ran it), 1 (the
- * stand-in did) or -errno. 0, or the -errno of the backend itself failing.
+ * the xPU takes it) go to syshaxd; deferred ones then run on the xPU (on
+ * syshaxd after all when its worker is gone). status[j] gets each job's
+ * result: 0 (syshaxd ran it), 1 (the xPU did) or -errno. 0, or the -errno
+ * of the backend itself failing.
  */
 static int run_step(struct sched *s, struct plan *p, int *status)
 {
-	const struct syshax_buffer *bufs[SYSHAX_JOB_MAX_REFS];
 	struct syshax_completion c[64];
 	unsigned int nsub = p->njobs + (p->pf >= 0 && !s->xpu), got = 0;
 	unsigned int deferred = 0;
@@ -424,10 +463,8 @@ static int run_step(struct sched *s, struct plan *p, int *status)
 			ret = 0;
 		}
 	}
-	if (!ret && p->pf >= 0 && s->xpu) {
-		step_bufs(s, &p->jobs[p->njobs], bufs);
-		status[p->njobs] = standin_step(s->xpu, &p->jobs[p->njobs], bufs);
-	}
+	if (!ret && p->pf >= 0 && s->xpu)
+		status[p->njobs] = on_xpu(s, p, p->njobs, &nsub, &ret);
 	while (!ret && got < nsub) {
 		unsigned int want = nsub - got < 64 ? nsub - got : 64;
 
@@ -436,25 +473,24 @@ static int run_step(struct sched *s, struct plan *p, int *status)
 			ret = 0;
 			continue;
 		}
-		for (int i = 0; i < ret; i++) {
+		if (ret < 0)
+			break;
+		got += (unsigned int)ret;
+		for (int i = 0, n = ret; i < n; i++) {
 			unsigned int j = (unsigned int)c[i].user_data;
 
 			status[j] = c[i].status;
-			if (!c[i].status && (c[i].flags & SYSHAX_CPL_DEFERRED)) {
-				step_bufs(s, &p->jobs[j], bufs);
-				status[j] = standin_step(s->xpu, &p->jobs[j],
-							 bufs);
-				status[j] = status[j] ? status[j] : 1;
+			if (c[i].status || !(c[i].flags & SYSHAX_CPL_DEFERRED))
+				continue;
+			status[j] = on_xpu(s, p, j, &nsub, &ret);
+			if (status[j] == 1)
 				deferred += p->jobs[j].refs[0].length / 4;
-			}
 		}
-		if (ret > 0) {
-			got += (unsigned int)ret;
+		if (ret > 0)
 			ret = 0;
-		}
 	}
 	if (!ret && s->xpu)
-		ret = standin_report(s->xpu, s->be.sh, deferred);
+		ret = report(s, deferred);
 	return ret;
 }
 
@@ -613,7 +649,7 @@ static void apply(struct sched *s, const struct plan *p, const int *status)
 		struct slot *sl = &s->slots[p->pf];
 		int st = status[p->njobs];
 
-		if (s->xpu)
+		if (st == 1)
 			s->m.prefill_xpu++;
 		else
 			s->m.prefill_cpu++;
@@ -702,7 +738,7 @@ static void *loop(void *arg)
 			ret = backend_up(s);
 			pthread_mutex_lock(&s->lock);
 			if (!ret && s->xpu)
-				ret = standin_report(s->xpu, s->be.sh, 0);
+				ret = report(s, 0);
 			if (ret) {
 				teardown(s);
 				wait_s(s, RETRY_S);
@@ -754,14 +790,21 @@ int sched_start(struct sched **out, const struct sched_conf *c,
 	ret = s->slots ? kvb_init(&s->kb, c->kv_blocks) : -ENOMEM;
 	if (!ret)
 		ret = backend_up(s);
-	if (!ret && c->xpu_standin) {
+	/* A worker imports the buffers into its own context: syshaxd's. */
+	if (!ret && c->xpu_worker && s->be.d.pid) {
+		fprintf(stderr, "%s: xpu_worker needs a running syshaxd "
+			"($SYSHAX_DEVICE) that the worker uses too, not a "
+			"private one\n", bo->prog);
+		ret = -EINVAL;
+	}
+	if (!ret && (c->xpu_standin || c->xpu_worker)) {
 		ret = s->be.real[0] ? 0 : be_locate(&s->be);
 		if (!ret)
-			ret = standin_open(&s->xpu, bo->prog, s->be.dir,
-					   s->be.real);
+			ret = xpu_open(&s->xpu, bo->prog, c->xpu_worker,
+				       s->be.dir, s->be.real);
 		/* An idle xPU announces itself before the first step. */
 		if (!ret)
-			ret = standin_report(s->xpu, s->be.sh, 0);
+			ret = report(s, 0);
 	}
 	if (ret)
 		goto fail;
@@ -779,7 +822,7 @@ int sched_start(struct sched **out, const struct sched_conf *c,
 	pthread_mutex_destroy(&s->lock);
 fail:
 	if (s->xpu)
-		standin_close(s->xpu);
+		xpu_close(s->xpu);
 	teardown(s);
 	kvb_destroy(&s->kb);
 	free(s->slots);
@@ -809,7 +852,7 @@ void sched_stop(struct sched *s)
 		finish(s, r, FIN_ERROR, "the server is stopping");
 	}
 	if (s->xpu)
-		standin_close(s->xpu);
+		xpu_close(s->xpu);
 	s->xpu = NULL;
 	teardown(s);
 	s->up = false;

@@ -76,6 +76,7 @@ struct sched_conf {
 	uint32_t kv_type;		/* SYSHAX_DT_* */
 	const struct shx_tok *tok;	/* text and end-of-generation; or NULL */
 	bool xpu_standin;
+	const char *xpu_worker;		/* its socket, or NULL */
 	bool pd_offload;		/* with an xPU: decode MAY_DEFER */
 };
 

@@ -25,10 +25,13 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/syshax-py.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
 "$b/syshax-run" --gen-model "$dir/tiny.gguf" --preset tiny --type f32 \
 	--seed 3 >/dev/null || exit 1
+# The xPU worker's tests (test_xpu.py) also take an MoE model.
+"$b/syshax-run" --gen-model "$dir/tinymoe.gguf" --arch qwen3moe \
+	--preset tiny --type f32 --seed 4 >/dev/null || exit 1
 
 # Two worker threads: the FFN jobs of the example split over them.
 PYTHONPATH="$b/python/lib" PYTHONDONTWRITEBYTECODE=1 \
-SYSHAX_TEST_MODEL=tiny.gguf \
+SYSHAX_TEST_MODEL=tiny.gguf SYSHAX_TEST_MODEL_DIR="$dir" \
 	"$top/scripts/with-syshaxd" "$b/syshaxd" --threads 2 \
 	--model-dir "$dir" -- \
 	timeout 900 "$py" -m pytest -q -p no:cacheprovider "$top/python/tests" \

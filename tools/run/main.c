@@ -19,6 +19,7 @@
 
 #include "genmodel.h"
 #include "run.h"
+#include "xpu.h"
 
 #define PROG		"syshax-run"
 #define MAX_TOKENS	65536
@@ -50,7 +51,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: " PROG " -m MODEL.gguf {-t ID,ID,...|-p TEXT} [-n N] [--seqs N]\n"
 "                  [--threads N]\n"
-"                  [--kv-type f32|f16|bf16] [--block-size N] [--xpu-standin]\n"
+"                  [--kv-type f32|f16|bf16] [--block-size N]\n"
+"                  [--xpu-standin|--xpu-worker SOCKET]\n"
 "                  [--private] [--syshaxd PATH] [--json] [--quiet]\n"
 "       " PROG " --gen-model OUT.gguf [--arch A] [--preset P] [--type T]\n"
 "                  [--seed S] [--layers N]\n"
@@ -70,8 +72,12 @@ static void usage(FILE *f)
 "      --threads N    a private daemon's worker threads (default: its own)\n"
 "      --kv-type T    KV cache type: f32, f16 or bf16 (default f16)\n"
 "      --block-size N positions per KV block (default 16)\n"
-"      --xpu-standin  a stand-in xPU in this process runs the steps the\n"
-"                     daemon defers, on the same KV buffers\n"
+"      --xpu-standin  a stand-in xPU in this process runs the prefills and\n"
+"                     the steps the daemon defers, on the same KV buffers\n"
+"      --xpu-worker S the xPU worker listening on socket S runs them\n"
+"                     (python3 -m syshax.xpu; docs/dispatch.md); it and\n"
+"                     this run use the same running syshaxd; when it is\n"
+"                     gone, the rest runs on the CPU\n"
 "      --private      start a private syshaxd even when one is running\n"
 "      --syshaxd P    the daemon to start (default: beside this program)\n"
 "      --json         one JSON object instead of lines\n"
@@ -153,7 +159,7 @@ static int parse_prompt(const char *s, struct run_opts *o)
 }
 
 enum {
-	OPT_SEQS = 256, OPT_THREADS, OPT_KV, OPT_BS, OPT_STANDIN, OPT_PRIVATE,
+	OPT_SEQS = 256, OPT_THREADS, OPT_KV, OPT_BS, OPT_STANDIN, OPT_WORKER, OPT_PRIVATE,
 	OPT_SYSHAXD, OPT_JSON, OPT_QUIET, OPT_GEN, OPT_ARCH, OPT_PRESET,
 	OPT_TYPE, OPT_SEED, OPT_LAYERS,
 };
@@ -237,6 +243,9 @@ static int parse_run(int c, const char *arg, struct run_opts *o)
 	case OPT_SYSHAXD:
 		o->syshaxd = arg;
 		return 0;
+	case OPT_WORKER:
+		o->worker = arg;
+		return 0;
 	}
 	o->standin |= c == OPT_STANDIN;
 	o->private |= c == OPT_PRIVATE;
@@ -257,6 +266,7 @@ static int parse(int argc, char **argv, struct run_opts *o,
 		{ "kv-type", required_argument, NULL, OPT_KV },
 		{ "block-size", required_argument, NULL, OPT_BS },
 		{ "xpu-standin", no_argument, NULL, OPT_STANDIN },
+		{ "xpu-worker", required_argument, NULL, OPT_WORKER },
 		{ "private", no_argument, NULL, OPT_PRIVATE },
 		{ "syshaxd", required_argument, NULL, OPT_SYSHAXD },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -296,6 +306,10 @@ static int parse(int argc, char **argv, struct run_opts *o,
 	if (g->given && (!g->out || run_given)) {
 		fprintf(stderr, PROG ": --arch, --preset, --type, --seed and "
 			"--layers go with --gen-model only\n");
+		return 2;
+	}
+	if (o->standin && o->worker) {
+		fprintf(stderr, PROG ": --xpu-standin or --xpu-worker, not both\n");
 		return 2;
 	}
 	if (!g->given && (!o->model || !o->prompt == !o->text)) {
@@ -394,10 +408,11 @@ static void print_json(const struct run *r, const struct run_result *res,
 		texts_free(v, o->seqs);
 	}
 	printf("], \"prefill_tps\": %.1f, \"decode_tps\": %.1f, "
-	       "\"steps_cpu\": %u, \"steps_xpu\": %u, \"sides\": \"%s\"}\n",
+	       "\"steps_cpu\": %u, \"steps_xpu\": %u, \"sides\": \"%s\", "
+	       "\"prefill_side\": \"%c\"}\n",
 	       o->seqs * o->plen / res->prefill_s,
 	       res->steps ? res->steps * o->seqs / res->decode_s : 0.0,
-	       res->steps_cpu, res->steps_xpu, res->sides);
+	       res->steps_cpu, res->steps_xpu, res->sides, res->prefill_side);
 }
 
 static void print_info(const struct run *r)
@@ -457,10 +472,11 @@ static void print_stats(const struct run *r, const struct run_result *res)
 	       res->steps ? res->steps * o->seqs / res->decode_s : 0.0);
 	printf("steps: cpu %u, xpu %u (C=cpu X=xpu: %s)\n", res->steps_cpu,
 	       res->steps_xpu, res->sides);
-	if (o->standin)
-		printf("xpu stand-in: ran %u steps on the K/V buffers syshaxd "
+	if (r->xpu)
+		printf("xpu %s: ran %u steps on the K/V buffers syshaxd "
 		       "uses (ids %llu, %llu), nothing copied\n",
-		       res->steps_xpu, (unsigned long long)r->k.id,
+		       xpu_kind(r->xpu), res->steps_xpu,
+		       (unsigned long long)r->k.id,
 		       (unsigned long long)r->v.id);
 }
 

@@ -9,11 +9,12 @@
 #include "backend.h"
 #include "tokenizer.h"
 
-struct standin;
+struct xpu;
 
 struct run_opts {
 	const char *model;		/* as given */
 	const char *syshaxd;		/* the daemon to start */
+	const char *worker;		/* --xpu-worker: its socket */
 	int32_t *prompt;		/* -t, or -p's ids */
 	const char *text;		/* -p */
 	unsigned int plen;
@@ -39,13 +40,14 @@ struct run {
 	uint32_t bps;			/* blocks per sequence (= max_blocks) */
 	uint32_t num_blocks;
 	uint64_t off_prompt, off_tok, off_pos, off_bt, off_out;
-	struct standin *xpu;		/* --xpu-standin */
+	struct xpu *xpu;		/* --xpu-standin, --xpu-worker */
 };
 
 /* What a run produced. */
 struct run_result {
 	int32_t *tokens;		/* seqs x n */
 	char *sides;			/* 'C' or 'X' per decode step, NUL ended */
+	char prefill_side;		/* 'C' or 'X': where the prefill ran */
 	unsigned int steps, steps_cpu, steps_xpu;
 	double prefill_s, decode_s;
 };

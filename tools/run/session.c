@@ -12,8 +12,8 @@
 #include <time.h>
 
 #include "run.h"
-#include "standin.h"
 #include "stepjob.h"
+#include "xpu.h"
 
 #define PROG	"syshax-run"
 #define ROW	8	/* an output row: one (s32 id, f32 logit) pair */
@@ -95,13 +95,21 @@ int run_load(struct run *r)
 	ret = be_buf(&r->be, layer * r->info.n_layer, &r->k, "K cache");
 	if (!ret)
 		ret = be_buf(&r->be, layer * r->info.n_layer, &r->v, "V cache");
-	if (ret || !o->standin)
+	if (ret || (!o->standin && !o->worker))
 		return ret;
-	/* With a running daemon the path was passed as given: the stand-in
+	/* A worker imports the buffers into its own context: syshaxd's. */
+	if (o->worker && r->be.d.pid) {
+		fprintf(stderr, PROG ": --xpu-worker needs a running syshaxd "
+			"($SYSHAX_DEVICE) that the worker uses too, not a "
+			"private one\n");
+		return -EINVAL;
+	}
+	/* With a running daemon the path was passed as given: the xPU side
 	 * reads the file from here. */
 	if (!r->be.real[0])
 		ret = be_locate(&r->be);
-	return ret ? ret : standin_open(&r->xpu, PROG, r->be.dir, r->be.real);
+	return ret ? ret : xpu_open(&r->xpu, PROG, o->worker, r->be.dir,
+				    r->be.real);
 }
 
 static int32_t *io_s32(const struct run *r, uint64_t off)
@@ -159,14 +167,48 @@ static int out_id(const struct run *r, unsigned int i, int32_t *id)
 	return 0;
 }
 
-static int prefill(struct run *r, int32_t *tokens)
+/* A step job on the xPU. When its worker is gone, the step runs on the
+ * CPU instead and so do the later ones (*side 'C'). */
+static int xpu_run(struct run *r, struct syshax_job *job,
+		   const struct syshax_buffer *const *bufs, char *side)
 {
+	struct syshax_completion c;
+	int ret = xpu_step(r->xpu, r->be.sh, job, bufs);
+
+	*side = 'X';
+	if (ret != -EPIPE)
+		return ret;
+	xpu_drop(&r->xpu);
+	*side = 'C';
+	job->flags = 0;
+	return be_job(r->be.sh, job, &c);
+}
+
+/* The xPU's load to syshaxd; a gone worker is dropped. */
+static int report(struct run *r, unsigned int ran)
+{
+	int ret = xpu_report(r->xpu, r->be.sh, ran);
+
+	if (ret == -EPIPE) {
+		xpu_drop(&r->xpu);
+		ret = 0;
+	}
+	return ret;
+}
+
+/* The prefill of each sequence: on the xPU when there is one; *side as
+ * the last one's ran. */
+static int prefill(struct run *r, int32_t *tokens, char *side)
+{
+	const struct syshax_buffer *bufs[] = { &r->io, &r->io, &r->k, &r->v,
+					       &r->io };
 	const struct run_opts *o = r->o;
 	struct syshax_completion c;
 	struct syshax_job job;
 	struct sj_step st;
 	int ret = 0;
 
+	*side = 'C';
 	step_of(r, o->plen, &st);
 	st.out_bytes = ROW;
 	for (unsigned int i = 0; !ret && i < o->seqs; i++) {
@@ -176,7 +218,10 @@ static int prefill(struct run *r, int32_t *tokens)
 					 (uint64_t)i * r->bps * 4 };
 		st.out.off = r->off_out + (uint64_t)i * ROW;
 		sj_step(&job, SYSHAX_OP_PREFILL, i, &st);
-		ret = be_job(r->be.sh, &job, &c);
+		if (r->xpu)
+			ret = xpu_run(r, &job, bufs, side);
+		else
+			ret = be_job(r->be.sh, &job, &c);
 		if (ret)
 			fprintf(stderr, PROG ": PREFILL of sequence %u: %s\n", i,
 				syshax_strerror(ret));
@@ -187,7 +232,7 @@ static int prefill(struct run *r, int32_t *tokens)
 }
 
 /* DECODE step s of every sequence; *side 'C' (syshaxd ran it) or 'X'
- * (deferred: the stand-in ran it on the same buffers). */
+ * (deferred: the xPU ran it on the same buffers). */
 static int decode_step(struct run *r, unsigned int s, int32_t *tokens,
 		       char *side)
 {
@@ -213,15 +258,13 @@ static int decode_step(struct run *r, unsigned int s, int32_t *tokens,
 		job.flags = SYSHAX_JOB_MAY_DEFER;
 	ret = be_job(r->be.sh, &job, &c);
 	*side = 'C';
-	if (!ret && (c.flags & SYSHAX_CPL_DEFERRED)) {
-		*side = 'X';
-		ret = standin_step(r->xpu, &job, bufs);
-	}
+	if (!ret && (c.flags & SYSHAX_CPL_DEFERRED))
+		ret = xpu_run(r, &job, bufs, side);
 	if (!ret && r->xpu)
-		ret = standin_report(r->xpu, r->be.sh, *side == 'X' ? o->seqs : 0);
+		ret = report(r, *side == 'X' ? o->seqs : 0);
 	if (ret) {
 		fprintf(stderr, PROG ": DECODE step %u (%s): %s\n", s,
-			*side == 'X' ? "stand-in" : "syshaxd",
+			*side == 'X' ? "xPU" : "syshaxd",
 			syshax_strerror(ret));
 		return ret;
 	}
@@ -245,13 +288,13 @@ int run_generate(struct run *r, struct run_result *res)
 	}
 	fill_io(r);
 	t0 = now_s();
-	ret = prefill(r, res->tokens);
+	ret = prefill(r, res->tokens, &res->prefill_side);
 	res->prefill_s = now_s() - t0;
 	if (!ret && o->on_step)
 		o->on_step(o->step_arg, res->tokens, 0);
 	/* An idle xPU announces itself before the first step. */
 	if (!ret && r->xpu)
-		ret = standin_report(r->xpu, r->be.sh, 0);
+		ret = report(r, 0);
 	t0 = now_s();
 	for (unsigned int s = 0; !ret && s + 1 < o->n; s++) {
 		ret = decode_step(r, s, res->tokens, &res->sides[s]);
@@ -270,7 +313,7 @@ int run_generate(struct run *r, struct run_result *res)
 void run_close(struct run *r)
 {
 	if (r->xpu)
-		standin_close(r->xpu);
+		xpu_close(r->xpu);
 	if (r->info.model)
 		be_model_free(&r->be, r->info.model);
 	if (r->k.addr)
