@@ -26,7 +26,11 @@ PY_SRCS	:= python/setup.py python/pyproject.toml \
 # runtime/runtime.mk is read after this file: its SHRT_A and SHRT_HDRS are
 # still empty here, so name the archive and headers.
 PY_RT	:= $(B)/runtime/libsyshax-rt.a
-PY_HDRS	:= runtime/include/syshax/rt.h uapi/syshax.h uapi/syshax_ops.h
+# syshax._text links libshxtext and the GGUF reader's objects (setup.py).
+PY_TEXT	:= $(B)/libshxtext.a $(addprefix $(B)/daemon/model/,tfile.o gguf.o \
+	safetensors.o)
+PY_HDRS	:= runtime/include/syshax/rt.h uapi/syshax.h uapi/syshax_ops.h \
+	$(wildcard text/*.h)
 
 .PHONY: check-python install-python uninstall-python
 
@@ -38,19 +42,20 @@ endif
 endif
 INSTALLS += install-python
 
-$(PY_STAMP): $(PY_SRCS) $(PY_RT) $(PY_HDRS)
+$(PY_STAMP): $(PY_SRCS) $(PY_RT) $(PY_TEXT) $(PY_HDRS)
 	cd python && SYSHAX_BUILD=$(abspath $(B)) $(PYTHON) setup.py -q build \
 		--build-lib $(abspath $(PY_LIB)) --force
 	touch $@
 
 # 77 is run.sh's SKIP (no torch): it says so loudly; make check goes on.
-check-python: $(PY_STAMP) $(B)/syshaxd $(B)/syshax-run
+check-python: $(PY_STAMP) $(B)/syshaxd $(B)/syshax-run \
+		$(B)/models/kjv-llama-f32.gguf
 	@python/tests/run.sh $(B) $(PYTHON) || { rc=$$?; [ $$rc -eq 77 ] || exit $$rc; }
 
 # Files: $(PYTHONDIR)/syshax/ and syshax-$(PY_VERSION).dist-info/ (its
 # RECORD lists each); nothing else, no .pyc. pip --target skips Debian's
 # externally-managed check (PEP 668) as it should for a staged install.
-install-python: $(PY_RT)
+install-python: $(PY_RT) $(PY_TEXT)
 ifeq ($(NO_PYTHON),1)
 	@echo "install-python: NO_PYTHON=1: the Python package is not installed"
 else ifeq ($(SAN),1)

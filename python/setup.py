@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""Builds the syshax package: Python modules and the C extension
-syshax._syshax, linked with the tree's static libsyshax-rt.
+"""Builds the syshax package: Python modules and the C extensions
+syshax._syshax, linked with the tree's static libsyshax-rt, and
+syshax._text, with its libshxtext.
 
 The extension is compiled against the tree's own headers (uapi/,
 runtime/include/) and links $SYSHAX_BUILD/runtime/libsyshax-rt.a (default:
@@ -36,12 +37,32 @@ ext = Extension(
     libraries=["pthread"],
 )
 
+# syshax._text: libshxtext (text/), the tokenizer, chat templates and
+# sampler of syshax-run and syshax-serve, with the GGUF reader it uses.
+text_objs = [os.path.join(build, "libshxtext.a")] + [
+    os.path.join(build, "daemon", "model", o)
+    for o in ("tfile.o", "gguf.o", "safetensors.o")]
+for o in text_objs:
+    if not os.path.exists(o):
+        raise SystemExit(f"setup.py: {o} is missing: run `make` in {top}")
+text_ext = Extension(
+    "syshax._text",
+    sources=["syshax/_text.c"],
+    depends=text_objs + [os.path.join(top, "text", h)
+                         for h in ("tokenizer.h", "chat.h", "sample.h")],
+    include_dirs=[os.path.join(top, "text")],
+    extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra",
+                        "-Werror"],
+    extra_objects=text_objs,
+    libraries=["pcre2-8", "cjson", "m"],
+)
+
 out = os.path.join(build, "python")
 setup(
     packages=["syshax"],
     package_data={"syshax": ["py.typed"]},
     exclude_package_data={"syshax": ["*.c", "*.h"]},
-    ext_modules=[ext],
+    ext_modules=[ext, text_ext],
     options={"build": {"build_base": out},
              "egg_info": {"egg_base": out}},
 )

@@ -12,6 +12,8 @@ and runs jobs on them (uapi/syshax.h, uapi/syshax_ops.h). This package:
   :meth:`Context.submit` / :meth:`Context.wait` give :class:`Completion`
   objects, :meth:`Context.run` submits and waits;
 * :mod:`syshax.weights`: weight sets from numpy/torch arrays;
+* :mod:`syshax.text`: the tokenizer, chat templates and sampler of
+  syshax-run and syshax-serve (libshxtext);
 * :meth:`Context.stats`, :meth:`Context.ctx_stats`,
   :meth:`Context.engine_stats`;
 * errors: :class:`Error` (an OSError with the errno and libsyshax-rt's
@@ -33,7 +35,7 @@ from . import _syshax
 from ._core import (Buffer, Completion, Context, Job, Ref, dtype_code,
                     dtype_size, open)
 from .errors import Error, JobError
-from . import ops, weights
+from . import ops, text, weights
 from .weights import WeightSet
 
 __version__ = "0.1.0"

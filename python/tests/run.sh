@@ -32,6 +32,7 @@ trap 'rm -rf "$dir"' EXIT
 # Two worker threads: the FFN jobs of the example split over them.
 PYTHONPATH="$b/python/lib" PYTHONDONTWRITEBYTECODE=1 \
 SYSHAX_TEST_MODEL=tiny.gguf SYSHAX_TEST_MODEL_DIR="$dir" \
+SYSHAX_TEST_BUILD="$b" \
 	"$top/scripts/with-syshaxd" "$b/syshaxd" --threads 2 \
 	--model-dir "$dir" -- \
 	timeout 900 "$py" -m pytest -q -p no:cacheprovider "$top/python/tests" \
