@@ -506,22 +506,38 @@ static void add_usage(cJSON *o, uint32_t prompt, uint32_t gen)
 	cJSON_AddNumberToObject(u, "total_tokens", (double)prompt + gen);
 }
 
-/* A token's text (control tokens' too; bad UTF-8 as U+FFFD) into buf of
- * 3 * 256 + 1 bytes, its bytes into raw of 256; without a tokenizer
- * "token_id:N" (vLLM's) and no bytes. The bytes' count, or -1. */
+/* A token's text (control tokens' too) into buf of 4 * 256 + 8 bytes, its
+ * bytes into raw of 256: a piece that is not whole UTF-8 characters as
+ * "bytes:\\xNN..." (OpenAI's), so that tokens stay apart; without a
+ * tokenizer "token_id:N" (vLLM's) and no bytes. The bytes' count, or -1. */
 static int token_text(const struct api_meta *m, int32_t id, char *buf,
 		      uint8_t *raw)
 {
 	ssize_t n = -1;
+	size_t k;
 
 	if (m->tok)
 		n = shx_tok_piece(m->tok, id, SHX_TOK_RENDER_SPECIAL,
 				  (char *)raw, 256);
 	if (n < 0) {
-		snprintf(buf, 3 * 256 + 1, "token_id:%d", id);
+		snprintf(buf, 4 * 256 + 8, "token_id:%d", id);
 		return -1;
 	}
-	buf[shx_utf8_clean((const char *)raw, (size_t)n, buf)] = '\0';
+	for (k = 0; k < (size_t)n;) {
+		int c = shx_utf8_check(raw + k, (size_t)n - k);
+
+		if (c <= 0)
+			break;
+		k += (size_t)c;
+	}
+	if (k == (size_t)n) {
+		memcpy(buf, raw, k);
+		buf[k] = '\0';
+		return (int)n;
+	}
+	k = (size_t)sprintf(buf, "bytes:");
+	for (ssize_t i = 0; i < n; i++)
+		k += (size_t)sprintf(buf + k, "\\x%02x", raw[i]);
 	return (int)n;
 }
 
@@ -529,7 +545,7 @@ static int token_text(const struct api_meta *m, int32_t id, char *buf,
 static cJSON *chat_lp(const struct api_meta *m, const struct shx_logprob *lp)
 {
 	cJSON *o = cJSON_CreateObject();
-	char text[3 * 256 + 1];
+	char text[4 * 256 + 8];
 	uint8_t raw[256];
 	int n = token_text(m, lp->id, text, raw), b[256];
 
@@ -573,7 +589,7 @@ static cJSON *logprobs_json(const struct api_req *q, const struct api_meta *m,
 	for (uint32_t i = 0; i < t->n; i++) {
 		const struct shx_logprob *lp = t->lp + i * stride;
 		cJSON *top = cJSON_CreateObject();
-		char text[3 * 256 + 1];
+		char text[4 * 256 + 8];
 		uint8_t raw[256];
 		ssize_t len;
 
