@@ -299,7 +299,7 @@ def main():
                for s_ in (11, 11)]
     ok("sampling: the same seed gives the same tokens",
        sampled[0][0] == 200 and sampled[0] == sampled[1], str(sampled))
-    logprobs(s, model, want)
+    want_lp = logprobs(s, model, want)
 
     # 32 concurrent streams, each its own sequence of the batched run.
     res = [None] * 32
@@ -530,6 +530,14 @@ def main():
     st, toks = s.complete(PROMPT, n)
     ok("stand-in xPU: syshax-run's tokens", st == 200 and toks == want,
        "%s vs %s" % (toks, want))
+    st, js, _, _ = s.req("POST", "/v1/completions", dict(
+        prompt=PROMPT, max_tokens=n, temperature=0, logprobs=5))
+    got = js["choices"][0]["logprobs"] if st == 200 else {}
+    ok("stand-in xPU: the logprobs of the CPU's steps (full rows there)",
+       got and got.get("tokens") == want_lp.get("tokens") and all(
+           abs(a - b) < 1e-4 for a, b in zip(got["token_logprobs"],
+                                             want_lp["token_logprobs"])),
+       "%s vs %s" % (got, want_lp))
     _, _, text, _ = s.req("GET", "/metrics")
     cpu = re.search(r'decode_steps_total\{side="cpu"\} (\d+)', text)
     xpu = re.search(r'decode_steps_total\{side="xpu"\} (\d+)', text)
@@ -596,10 +604,10 @@ def logprobs(s, model, want):
        str(js)[:600])
     if not PEER:
         print("SKIP: logprobs against llama.cpp: no llama_compare given")
-        return
+        return lp
     ref = llama_ref(model, "q8_0", PROMPT, n, k)
     if ref is None:
-        return
+        return lp
     same, _ = greedy_vs_llama(want, ref)
     # Logit errors within tol * std on each side move a logprob (the logit
     # less the log-sum-exp) by at most twice that. The token's own is
@@ -615,6 +623,7 @@ def logprobs(s, model, want):
     ok("logprobs within llama.cpp's log-softmax's tolerance (%d steps, %d "
        "values, worst %.3g of it)" % (same, len(errs), max(errs or [0])),
        same >= 1 and errs and max(errs) <= 1, "%s vs %s" % (tops, ref))
+    return lp
 
 
 def trained(peer):
