@@ -2,9 +2,10 @@
 /*
  * The scheduler (sched.h). The io buffer holds, per slot, its prompt and
  * its block table, and for the step being run the DECODE rows' tokens,
- * positions, block tables and output rows, and a PREFILL's output row.
- * Only this thread writes it; the HTTP threads touch requests only under
- * the lock.
+ * positions, block tables and output rows, and a PREFILL's output row;
+ * the logits buffer (lg) the full rows of the requests with logprobs.
+ * Only this thread writes them; the HTTP threads touch requests only
+ * under the lock.
  */
 #include "sched.h"
 
@@ -322,13 +323,13 @@ static uint32_t topk(const struct sched *s)
 	return s->info.n_vocab < SCHED_TOPK ? s->info.n_vocab : SCHED_TOPK;
 }
 
-/* A step of n rows: the params, the caches, the output (full rows: the
- * logits). */
+/* An output row: full logits, or the TOPK pairs. */
 static uint64_t row_bytes(const struct sched *s, bool full)
 {
 	return full ? (uint64_t)s->info.n_vocab * 4 : topk(s) * PAIR;
 }
 
+/* A step of n rows: the params, the caches, the output (full: logits). */
 static void step_of(const struct sched *s, uint32_t n, bool full,
 		    struct sj_step *st)
 {
