@@ -4,6 +4,7 @@
 
 #include "chat.h"
 #include "tokenizer.h"
+#include "utf8.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -223,7 +224,7 @@ enum field {
 	F_MODEL, F_PROMPT, F_MESSAGES, F_MAX_TOKENS, F_STREAM, F_STREAM_OPTS,
 	F_RETURN_TOKENS, F_IGNORE_EOS, F_TEMPERATURE, F_TOP_P, F_TOP_K,
 	F_MIN_P, F_REPEAT, F_FREQ, F_PRES, F_N, F_USER, F_SEED, F_STOP,
-	F_ECHO, F_LOGPROBS,
+	F_ECHO, F_LOGPROBS, F_TOP_LOGPROBS,
 };
 
 static const struct {
@@ -244,7 +245,7 @@ static const struct {
 	{ "presence_penalty", F_PRES, 3 },
 	{ "n", F_N, 3 }, { "user", F_USER, 3 }, { "seed", F_SEED, 3 },
 	{ "stop", F_STOP, 3 }, { "echo", F_ECHO, 1 },
-	{ "logprobs", F_LOGPROBS, 3 },
+	{ "logprobs", F_LOGPROBS, 3 }, { "top_logprobs", F_TOP_LOGPROBS, 2 },
 };
 
 static int number(const cJSON *v, float *out, struct api_err *e)
@@ -347,8 +348,25 @@ static int field(const cJSON *v, enum field f, const struct api_ctx *lim,
 	case F_STOP:
 		return parse_stop(v, lim, q, e);
 	case F_LOGPROBS:
-		return cJSON_IsNull(v) || cJSON_IsFalse(v) ? 0 :
-		       bad(e, k, "'logprobs' is not supported yet");
+		if (q->chat)
+			return cJSON_IsNull(v) ? 0 : boolean(v, &q->logprobs, e);
+		if (cJSON_IsNull(v))
+			return 0;
+		if (!whole(v, 0, SHX_SAMPLE_LOGPROBS_MAX, &d))
+			return bad(e, k, "'logprobs' must be null or an integer "
+				   "0..%d (the most likely tokens listed at "
+				   "each position)", SHX_SAMPLE_LOGPROBS_MAX);
+		q->logprobs = true;
+		q->n_top = (uint32_t)d;
+		return 0;
+	case F_TOP_LOGPROBS:
+		if (cJSON_IsNull(v))
+			return 0;
+		if (!whole(v, 0, SHX_SAMPLE_LOGPROBS_MAX, &d))
+			return bad(e, k, "'top_logprobs' must be an integer "
+				   "0..%d", SHX_SAMPLE_LOGPROBS_MAX);
+		q->n_top = (uint32_t)d;
+		return 0;
 	}
 	return 0;
 }
@@ -380,10 +398,16 @@ static int check(const cJSON *root, bool chat, const struct api_ctx *lim,
 	}
 	if (!cJSON_GetObjectItemCaseSensitive(root, need))
 		return bad(e, need, "'%s' is missing", need);
+	v = cJSON_GetObjectItemCaseSensitive(root, "top_logprobs");
+	if (chat && v && !cJSON_IsNull(v) && !q->logprobs)
+		return bad(e, "top_logprobs", "'top_logprobs' needs "
+			   "'logprobs': true");
 	if (shx_sample_check(&q->sp, msg, sizeof(msg)))
 		return bad(e, NULL, "%s", msg);
+	/* logprobs sample full rows: with a sampler, greedy or not */
 	q->greedy = q->sp.temperature == 0 && q->sp.repeat_penalty == 1 &&
-		    q->sp.frequency_penalty == 0 && q->sp.presence_penalty == 0;
+		    q->sp.frequency_penalty == 0 &&
+		    q->sp.presence_penalty == 0 && !q->logprobs;
 	if ((uint64_t)q->n_ids + q->max_tokens > lim->max_ctx)
 		return bad(e, "max_tokens", "the prompt's %u tokens and "
 			   "max_tokens %u make %llu; this server's context is "
@@ -482,11 +506,117 @@ static void add_usage(cJSON *o, uint32_t prompt, uint32_t gen)
 	cJSON_AddNumberToObject(u, "total_tokens", (double)prompt + gen);
 }
 
+/* A token's text (control tokens' too) into buf of 4 * 256 + 8 bytes, its
+ * bytes into raw of 256: a piece that is not whole UTF-8 characters as
+ * "bytes:\\xNN..." (OpenAI's), so that tokens stay apart; without a
+ * tokenizer "token_id:N" (vLLM's) and no bytes. The bytes' count, or -1. */
+static int token_text(const struct api_meta *m, int32_t id, char *buf,
+		      uint8_t *raw)
+{
+	ssize_t n = -1;
+	size_t k;
+
+	if (m->tok)
+		n = shx_tok_piece(m->tok, id, SHX_TOK_RENDER_SPECIAL,
+				  (char *)raw, 256);
+	if (n < 0) {
+		snprintf(buf, 4 * 256 + 8, "token_id:%d", id);
+		return -1;
+	}
+	for (k = 0; k < (size_t)n;) {
+		int c = shx_utf8_check(raw + k, (size_t)n - k);
+
+		if (c <= 0)
+			break;
+		k += (size_t)c;
+	}
+	if (k == (size_t)n) {
+		memcpy(buf, raw, k);
+		buf[k] = '\0';
+		return (int)n;
+	}
+	k = (size_t)sprintf(buf, "bytes:");
+	for (ssize_t i = 0; i < n; i++)
+		k += (size_t)sprintf(buf + k, "\\x%02x", raw[i]);
+	return (int)n;
+}
+
+/* Chat's {"token", "logprob", "bytes"} of one id. */
+static cJSON *chat_lp(const struct api_meta *m, const struct shx_logprob *lp)
+{
+	cJSON *o = cJSON_CreateObject();
+	char text[4 * 256 + 8];
+	uint8_t raw[256];
+	int n = token_text(m, lp->id, text, raw), b[256];
+
+	for (int i = 0; i < n; i++)
+		b[i] = raw[i];
+	cJSON_AddStringToObject(o, "token", text);
+	cJSON_AddNumberToObject(o, "logprob", lp->logprob);
+	if (n < 0)
+		cJSON_AddNullToObject(o, "bytes");
+	else
+		cJSON_AddItemToObject(o, "bytes", cJSON_CreateIntArray(b, n));
+	return o;
+}
+
+/* choices[0].logprobs: chat's {"content": [...]}, or completions' tokens,
+ * token_logprobs, top_logprobs and text_offset (bytes into the text). */
+static cJSON *logprobs_json(const struct api_req *q, const struct api_meta *m,
+			    const struct api_toks *t)
+{
+	cJSON *o = cJSON_CreateObject(), *a, *toks, *lps, *tops, *offs;
+	uint32_t stride = 1 + q->n_top;
+
+	if (q->chat) {
+		a = cJSON_AddArrayToObject(o, "content");
+		for (uint32_t i = 0; i < t->n; i++) {
+			const struct shx_logprob *lp = t->lp + i * stride;
+			cJSON *one = chat_lp(m, lp), *top;
+
+			top = cJSON_AddArrayToObject(one, "top_logprobs");
+			for (uint32_t j = 1; j < stride; j++)
+				cJSON_AddItemToArray(top, chat_lp(m, lp + j));
+			cJSON_AddItemToArray(a, one);
+		}
+		cJSON_AddNullToObject(o, "refusal");
+		return o;
+	}
+	toks = cJSON_AddArrayToObject(o, "tokens");
+	lps = cJSON_AddArrayToObject(o, "token_logprobs");
+	tops = cJSON_AddArrayToObject(o, "top_logprobs");
+	offs = cJSON_AddArrayToObject(o, "text_offset");
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct shx_logprob *lp = t->lp + i * stride;
+		cJSON *top = cJSON_CreateObject();
+		char text[4 * 256 + 8];
+		uint8_t raw[256];
+		ssize_t len;
+
+		token_text(m, lp->id, text, raw);
+		cJSON_AddItemToArray(toks, cJSON_CreateString(text));
+		cJSON_AddItemToArray(lps, cJSON_CreateNumber(lp->logprob));
+		for (uint32_t j = 1; j < stride; j++) {
+			token_text(m, lp[j].id, text, raw);
+			cJSON_AddNumberToObject(top, text, lp[j].logprob);
+		}
+		cJSON_AddItemToArray(tops, top);
+		cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)*t->off));
+		/* the offset moves by the token's share of the text */
+		len = m->tok ? shx_tok_piece(m->tok, lp->id, 0, (char *)raw,
+					     sizeof(raw)) : 0;
+		*t->off += len > 0 ? (size_t)len : 0;
+	}
+	return o;
+}
+
 /* choices[0]: the text (a chat's message or delta), the ids if asked. */
-static void add_choice(cJSON *o, const struct api_req *q, const int32_t *ids,
-		       uint32_t n, const char *text, bool chunk, bool first,
+static void add_choice(cJSON *o, const struct api_req *q,
+		       const struct api_meta *m, const struct api_toks *t,
+		       const char *text, bool chunk, bool first,
 		       const char *finish)
 {
+	static const struct api_toks none = { 0 };
 	cJSON *ch = cJSON_CreateObject();
 
 	cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "choices"), ch);
@@ -502,10 +632,14 @@ static void add_choice(cJSON *o, const struct api_req *q, const int32_t *ids,
 	} else {
 		cJSON_AddStringToObject(ch, "text", text);
 	}
+	t = t ? t : &none;
 	if (q->return_tokens)
 		cJSON_AddItemToObject(ch, "tokens",
-				      cJSON_CreateIntArray(ids, (int)n));
-	cJSON_AddNullToObject(ch, "logprobs");
+				      cJSON_CreateIntArray(t->ids, (int)t->n));
+	if (q->logprobs && t->n)
+		cJSON_AddItemToObject(ch, "logprobs", logprobs_json(q, m, t));
+	else
+		cJSON_AddNullToObject(ch, "logprobs");
 	if (finish)
 		cJSON_AddStringToObject(ch, "finish_reason", finish);
 	else
@@ -513,19 +647,19 @@ static void add_choice(cJSON *o, const struct api_req *q, const int32_t *ids,
 }
 
 char *api_completion_json(const struct api_req *q, const struct api_meta *m,
-			  const int32_t *ids, uint32_t n, const char *text,
+			  const struct api_toks *t, const char *text,
 			  const char *finish)
 {
 	cJSON *o = head(q, m, false);
 
-	add_choice(o, q, ids, n, text, false, false, finish);
-	add_usage(o, q->n_ids, n);
+	add_choice(o, q, m, t, text, false, false, finish);
+	add_usage(o, q->n_ids, t->n);
 	return print(o);
 }
 
 char *api_chunk_json(const struct api_req *q, const struct api_meta *m,
-		     const int32_t *ids, uint32_t n, const char *text,
-		     bool first, const char *finish, const uint32_t *usage_gen)
+		     const struct api_toks *t, const char *text, bool first,
+		     const char *finish, const uint32_t *usage_gen)
 {
 	cJSON *o = head(q, m, true);
 
@@ -533,7 +667,7 @@ char *api_chunk_json(const struct api_req *q, const struct api_meta *m,
 		cJSON_AddArrayToObject(o, "choices");
 		add_usage(o, q->n_ids, *usage_gen);
 	} else {
-		add_choice(o, q, ids, n, text, true, first, finish);
+		add_choice(o, q, m, t, text, true, first, finish);
 	}
 	return print(o);
 }

@@ -34,6 +34,9 @@ struct api_req {
 	bool greedy;			/* no sampler needed */
 	char *stops[SHX_STOP_MAX];	/* malloc'ed */
 	size_t n_stops;
+	/* Chat's logprobs and top_logprobs, completions' logprobs: N. */
+	bool logprobs;
+	uint32_t n_top;			/* 0..SHX_SAMPLE_LOGPROBS_MAX */
 };
 
 struct api_err {
@@ -56,23 +59,35 @@ struct api_err *api_err_set(struct api_err *e, int status, const char *type,
 	__attribute__((format(printf, 5, 6)));
 char *api_error_json(const struct api_err *e);
 
-/* What a response names: its id, creation time and the model. */
+/* What a response names: its id, creation time and the model; the
+ * tokenizer that gives logprobs' tokens their text (or NULL). */
 struct api_meta {
 	const char *id, *model;
 	long created;
+	const struct shx_tok *tok;
 };
 
-/* A whole completion: ids generated, their text, why it ended ("length",
- * "stop"). */
+/* The tokens of a reply or a chunk: n ids, and with q->logprobs their
+ * logprobs, 1 + q->n_top per id (the token's, then its top_logprobs);
+ * *off: completions' text_offset of the first, advanced past them. */
+struct api_toks {
+	const int32_t *ids;
+	uint32_t n;
+	const struct shx_logprob *lp;
+	size_t *off;
+};
+
+/* A whole completion: the tokens generated, their text, why it ended
+ * ("length", "stop"). */
 char *api_completion_json(const struct api_req *q, const struct api_meta *m,
-			  const int32_t *ids, uint32_t n, const char *text,
+			  const struct api_toks *t, const char *text,
 			  const char *finish);
-/* A streamed chunk of ids (n may be 0) and text; first: a chat's first
- * chunk (its role); finish NULL while it runs; with usage, the usage object
- * (include_usage's last chunk, no choices). */
+/* A streamed chunk of tokens (t NULL or t->n 0: none) and text; first: a
+ * chat's first chunk (its role); finish NULL while it runs; with usage,
+ * the usage object (include_usage's last chunk, no choices). */
 char *api_chunk_json(const struct api_req *q, const struct api_meta *m,
-		     const int32_t *ids, uint32_t n, const char *text,
-		     bool first, const char *finish, const uint32_t *usage_gen);
+		     const struct api_toks *t, const char *text, bool first,
+		     const char *finish, const uint32_t *usage_gen);
 /* POST /tokenize and /detokenize (llama-server's): {"content": text} ->
  * {"tokens": [ids]}, {"tokens": [ids]} -> {"content": text}. */
 char *api_tokenize(const char *body, size_t len, const struct api_ctx *c,

@@ -25,6 +25,7 @@
 
 #define JSON_TYPE	"application/json"
 #define RETRY_AFTER	"1"	/* s, with 503 */
+#define CPU_SLOTS	64	/* HTTP threads whose CPU time is counted */
 
 struct http {
 	struct http_conf c;
@@ -32,7 +33,13 @@ struct http {
 	struct sched *s;
 	atomic_ullong ids;
 	unsigned int port;
+	/* Each HTTP thread's CPU time at its latest callback (ns). */
+	atomic_ullong cpu_ns[CPU_SLOTS];
+	atomic_uint cpu_next;
 };
+
+/* This thread's slot in cpu_ns, -1 until its first callback. */
+static _Thread_local int t_cpu = -1;
 
 struct conn {
 	struct http *h;
@@ -51,6 +58,7 @@ struct conn {
 	char *pend;
 	size_t pend_len, pend_off, pend_cap;
 	uint32_t n_sent;
+	size_t lp_off;		/* completions' text_offset of the next */
 	size_t text_sent;
 	bool eos;
 };
@@ -61,6 +69,45 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*
+ * The calling HTTP thread's CPU time so far into its slot: what
+ * libmicrohttpd did on it (polling, reading, writing the events) and our
+ * callbacks (parsing, JSON), up to now. Called at the end of every
+ * callback, so the sum over the slots misses only what a thread did after
+ * its latest one.
+ */
+static void cpu_note(struct http *h)
+{
+	struct timespec ts;
+
+	if (t_cpu < 0)
+		t_cpu = (int)atomic_fetch_add(&h->cpu_next, 1);
+	if (t_cpu >= CPU_SLOTS ||
+	    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return;
+	atomic_store(&h->cpu_ns[t_cpu], (unsigned long long)ts.tv_sec *
+		     1000000000ULL + (unsigned long long)ts.tv_nsec);
+}
+
+static double cpu_s(struct http *h)
+{
+	unsigned long long ns = 0;
+
+	for (unsigned int i = 0; i < CPU_SLOTS; i++)
+		ns += atomic_load(&h->cpu_ns[i]);
+	return (double)ns * 1e-9;
+}
+
+/* The tokens of r from i on, n of them, with their logprobs if asked. */
+static struct api_toks toks_of(const struct sreq *r, uint32_t i, uint32_t n,
+			       size_t *off)
+{
+	return (struct api_toks){
+		.ids = r->out + i, .n = n, .off = off,
+		.lp = r->lp ? r->lp + (size_t)i * (1 + r->n_top) : NULL,
+	};
 }
 
 /* Queues body (malloc'ed; taken, NULL: out of memory) as the reply. */
@@ -158,9 +205,10 @@ static bool fill(struct conn *c)
 	bool ok = true;
 
 	if (c->n_sent < r->n_out || *text) {
-		ok = event(c, api_chunk_json(&c->q, &c->meta,
-					     &r->out[c->n_sent],
-					     r->n_out - c->n_sent, text,
+		struct api_toks t = toks_of(r, c->n_sent, r->n_out - c->n_sent,
+					    &c->lp_off);
+
+		ok = event(c, api_chunk_json(&c->q, &c->meta, &t, text,
 					     !c->n_sent && !c->text_sent, NULL,
 					     NULL));
 		c->n_sent = r->n_out;
@@ -174,26 +222,23 @@ static bool fill(struct conn *c)
 		api_err_set(&e, 500, "server_error", NULL, "%s", r->err);
 		ok = event(c, api_error_json(&e));
 	} else {
-		ok = event(c, api_chunk_json(&c->q, &c->meta, NULL, 0, "",
+		ok = event(c, api_chunk_json(&c->q, &c->meta, NULL, "",
 					     false, finish_name(r->finish),
 					     NULL));
 		if (ok && c->q.include_usage)
-			ok = event(c, api_chunk_json(&c->q, &c->meta, NULL, 0,
-						     "", false, NULL,
-						     &r->n_out));
+			ok = event(c, api_chunk_json(&c->q, &c->meta, NULL, "",
+						     false, NULL, &r->n_out));
 	}
 	c->eos = true;
 	return ok && pend_add(c, "data: [DONE]\n\n", NULL);
 }
 
-static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+static ssize_t stream_read1(struct conn *c, char *buf, size_t max)
 {
-	struct conn *c = cls;
 	struct sched *s = c->h->s;
 	size_t n;
 	bool ok;
 
-	(void)pos;
 	if (c->pend_off == c->pend_len) {
 		c->pend_off = c->pend_len = 0;
 		if (c->eos)
@@ -214,6 +259,16 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	memcpy(buf, c->pend + c->pend_off, n);
 	c->pend_off += n;
 	return (ssize_t)n;
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct conn *c = cls;
+	ssize_t n = stream_read1(c, buf, max);
+
+	(void)pos;
+	cpu_note(c->h);
+	return n;
 }
 
 static enum MHD_Result start_stream(struct conn *c)
@@ -250,11 +305,13 @@ void http_wake(void *owner)
 static enum MHD_Result reply_done(struct conn *c)
 {
 	struct sreq *r = c->r;
+	size_t off = 0;
+	struct api_toks t = toks_of(r, 0, r->n_out, &off);
 
 	if (r->finish == FIN_ERROR)
 		return fail(c, 500, "server_error", "%s", r->err);
 	return reply(c, MHD_HTTP_OK, JSON_TYPE,
-		     api_completion_json(&c->q, &c->meta, r->out, r->n_out,
+		     api_completion_json(&c->q, &c->meta, &t,
 					 r->text ? r->text : "",
 					 finish_name(r->finish)), false);
 }
@@ -284,6 +341,8 @@ static int text_state(const struct http *h, const struct api_req *q,
 		for (uint32_t i = 0; !ret && i < q->n_ids; i++)
 			shx_sampler_accept(r->sampler, q->ids[i]);
 	}
+	if (!ret && q->logprobs)
+		ret = sreq_logprobs(r, q->n_top);
 	if (!ret && q->n_stops)
 		ret = shx_stop_new((const char *const *)q->stops, q->n_stops,
 				   &r->stop);
@@ -329,7 +388,8 @@ static enum MHD_Result generate(struct conn *c, bool chat)
 	c->r = r;
 	snprintf(c->id, sizeof(c->id), "%s-%llu", chat ? "chatcmpl" : "cmpl",
 		 (unsigned long long)++h->ids);
-	c->meta = (struct api_meta){ c->id, h->c.model_name, (long)time(NULL) };
+	c->meta = (struct api_meta){ c->id, h->c.model_name, (long)time(NULL),
+				     h->c.tok };
 	if (c->q.stream)
 		return start_stream(c);
 	sched_lock(h->s);
@@ -346,15 +406,18 @@ static enum MHD_Result generate(struct conn *c, bool chat)
 static enum MHD_Result metrics(struct conn *c)
 {
 	struct sched *s = c->h->s;
+	struct metrics m;
 	size_t n;
 	char *buf;
 
 	sched_lock(s);
-	n = metrics_render(sched_metrics(s), NULL, 0);
+	m = *sched_metrics(s);
+	sched_unlock(s);
+	m.t_http = cpu_s(c->h);
+	n = metrics_render(&m, NULL, 0);
 	buf = malloc(n + 1);
 	if (buf)
-		metrics_render(sched_metrics(s), buf, n + 1);
-	sched_unlock(s);
+		metrics_render(&m, buf, n + 1);
 	return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4", buf, false);
 }
 
@@ -462,19 +525,18 @@ static bool length_over(struct MHD_Connection *mc, unsigned int cap)
 	return v && strtoull(v, NULL, 10) > cap;
 }
 
-static enum MHD_Result handle(void *cls, struct MHD_Connection *mc,
-			      const char *url, const char *method,
-			      const char *version, const char *upload,
-			      size_t *upload_size, void **ptr)
+static enum MHD_Result handle1(struct http *h, struct MHD_Connection *mc,
+			       const char *url, const char *method,
+			       const char *upload, size_t *upload_size,
+			       void **ptr)
 {
 	struct conn *c = *ptr;
 
-	(void)version;
 	if (!c) {
 		c = calloc(1, sizeof(*c));
 		if (!c)
 			return MHD_NO;
-		c->h = cls;
+		c->h = h;
 		c->mc = mc;
 		c->t_start = now_s();
 		*ptr = c;
@@ -497,6 +559,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *mc,
 	return route(c, url, method);
 }
 
+static enum MHD_Result handle(void *cls, struct MHD_Connection *mc,
+			      const char *url, const char *method,
+			      const char *version, const char *upload,
+			      size_t *upload_size, void **ptr)
+{
+	enum MHD_Result ret = handle1(cls, mc, url, method, upload,
+				      upload_size, ptr);
+
+	(void)version;
+	cpu_note(cls);
+	return ret;
+}
+
 static void completed(void *cls, struct MHD_Connection *mc, void **ptr,
 		      enum MHD_RequestTerminationCode toe)
 {
@@ -516,6 +591,7 @@ static void completed(void *cls, struct MHD_Connection *mc, void **ptr,
 	free(c->pend);
 	free(c);
 	*ptr = NULL;
+	cpu_note(h);
 }
 
 int http_start(struct http **out, const struct http_conf *c, struct sched *s)

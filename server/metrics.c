@@ -110,6 +110,16 @@ size_t metrics_render(const struct metrics *m, char *buf, size_t len)
 	    "syshax_serve_prefill_chunks_total{side=\"xpu\"} %llu\n",
 	    (unsigned long long)m->prefill_cpu,
 	    (unsigned long long)m->prefill_xpu);
+	metric(&o, "steps_total", "counter", "The scheduler's steps (each "
+	       "its DECODE and PREFILL jobs together).", m->steps);
+	put(&o, "# HELP syshax_serve_step_seconds_total The steps' time: "
+	    "engine (submit to the last completion), sample (the scheduler "
+	    "around it: planning, sampling, text, waking clients), http (CPU "
+	    "time of the HTTP threads).\n# TYPE syshax_serve_step_seconds_total "
+	    "counter\nsyshax_serve_step_seconds_total{part=\"engine\"} %.6f\n"
+	    "syshax_serve_step_seconds_total{part=\"sample\"} %.6f\n"
+	    "syshax_serve_step_seconds_total{part=\"http\"} %.6f\n",
+	    m->t_engine, m->t_sched, m->t_http);
 	metric(&o, "backend_up", "gauge", "1 while syshaxd is reachable.",
 	       m->backend_up);
 	metric(&o, "backend_lost_total", "counter",

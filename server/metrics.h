@@ -26,6 +26,11 @@ struct metrics {
 	uint64_t prefill_cpu, prefill_xpu; /* PREFILL chunks on each side */
 	uint64_t backend_lost;		/* times the backend went away */
 	struct hist ttft, itl;		/* time to first token, inter-token */
+	/* Seconds of the steps: the engine's (submit to the last completion),
+	 * the scheduler's own around it (planning, sampling, text, waking
+	 * the clients), and the HTTP threads' CPU time (set by http.c). */
+	double t_engine, t_sched, t_http;
+	uint64_t steps;			/* the scheduler's steps run */
 	/* Gauges, set by the scheduler every step. */
 	uint32_t waiting, running, kv_used, kv_total;
 	uint32_t backend_up;

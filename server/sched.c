@@ -2,9 +2,10 @@
 /*
  * The scheduler (sched.h). The io buffer holds, per slot, its prompt and
  * its block table, and for the step being run the DECODE rows' tokens,
- * positions, block tables and output rows, and a PREFILL's output row.
- * Only this thread writes it; the HTTP threads touch requests only under
- * the lock.
+ * positions, block tables and output rows, and a PREFILL's output row;
+ * the logits buffer (lg) the full rows of the requests with logprobs.
+ * Only this thread writes them; the HTTP threads touch requests only
+ * under the lock.
  */
 #include "sched.h"
 
@@ -38,6 +39,7 @@ struct sched {
 	bool up;
 	struct syshax_model_info info, info0;	/* now, and at start */
 	struct syshax_buffer io, k, v;
+	struct syshax_buffer lg;	/* max_running rows of full logits */
 	struct xpu *xpu;
 	uint32_t max_blocks;	/* block-table entries per sequence */
 	uint64_t off_prompt, off_bt, off_tok, off_pos, off_dbt, off_out,
@@ -111,6 +113,9 @@ static int setup(struct sched *s)
 	ret = be_buf(&s->be, layer * s->info.n_layer, &s->k, "K cache");
 	if (!ret)
 		ret = be_buf(&s->be, layer * s->info.n_layer, &s->v, "V cache");
+	if (!ret)
+		ret = be_buf(&s->be, (uint64_t)s->c.max_running *
+			     s->info.n_vocab * 4, &s->lg, "logits");
 	return ret;
 }
 
@@ -126,6 +131,9 @@ static void teardown(struct sched *s)
 		syshax_buf_free(s->be.sh, &s->v);
 	if (s->io.addr)
 		syshax_buf_free(s->be.sh, &s->io);
+	if (s->lg.addr)
+		syshax_buf_free(s->be.sh, &s->lg);
+	memset(&s->lg, 0, sizeof(s->lg));
 	memset(&s->k, 0, sizeof(s->k));
 	memset(&s->v, 0, sizeof(s->v));
 	memset(&s->io, 0, sizeof(s->io));
@@ -163,10 +171,19 @@ struct sreq *sreq_new(uint32_t n_prompt, uint32_t max_tokens)
 	return r;
 }
 
+int sreq_logprobs(struct sreq *r, uint32_t n_top)
+{
+	r->lp = calloc((size_t)(r->max_tokens ? r->max_tokens : 1) *
+		       (1 + n_top), sizeof(*r->lp));
+	r->n_top = n_top;
+	return r->lp ? 0 : -ENOMEM;
+}
+
 static void put_locked(struct sreq *r)
 {
 	if (--r->refs)
 		return;
+	free(r->lp);
 	shx_sampler_free(r->sampler);
 	shx_stop_free(r->stop);
 	free(r->prompt);
@@ -306,8 +323,15 @@ static uint32_t topk(const struct sched *s)
 	return s->info.n_vocab < SCHED_TOPK ? s->info.n_vocab : SCHED_TOPK;
 }
 
-/* A step of n rows: the params, the caches, the output. */
-static void step_of(const struct sched *s, uint32_t n, struct sj_step *st)
+/* An output row: full logits, or the TOPK pairs. */
+static uint64_t row_bytes(const struct sched *s, bool full)
+{
+	return full ? (uint64_t)s->info.n_vocab * 4 : topk(s) * PAIR;
+}
+
+/* A step of n rows: the params, the caches, the output (full: logits). */
+static void step_of(const struct sched *s, uint32_t n, bool full,
+		    struct sj_step *st)
 {
 	*st = (struct sj_step){
 		.p = {
@@ -316,41 +340,69 @@ static void step_of(const struct sched *s, uint32_t n, struct sj_step *st)
 			.num_blocks = s->c.kv_blocks,
 			.max_blocks = s->max_blocks,
 			.kv_type = s->c.kv_type,
-			.out = SYSHAX_STEP_OUT_TOPK, .topk = topk(s),
+			.out = full ? SYSHAX_STEP_OUT_LOGITS :
+				      SYSHAX_STEP_OUT_TOPK,
+			.topk = full ? 0 : topk(s),
 		},
 		.k = { &s->k, 0 }, .v = { &s->v, 0 }, .kv_bytes = s->k.size,
-		.out_bytes = (uint64_t)n * topk(s) * PAIR,
+		.out_bytes = n * row_bytes(s, full),
 	};
 }
 
-/* What one step runs: the DECODE rows' slots and the PREFILL's. */
+/* What one step runs: the DECODE rows' slots (those that want TOPK pairs,
+ * then those that want full logits) and the PREFILL's. */
 struct plan {
 	unsigned int *rows;	/* slot of each DECODE row */
-	unsigned int nrows, njobs;
+	unsigned int *job;	/* the job of each DECODE row */
+	unsigned int nrows, nfull, njobs; /* nfull: full rows, the last */
 	int pf;			/* the slot prefilled, -1: none */
 	uint32_t pf_n;		/* its tokens this step */
 	struct syshax_job *jobs; /* DECODE jobs, then the PREFILL */
 };
 
-static void plan_step(struct sched *s, struct plan *p)
+/* Where DECODE row k's output goes: TOPK rows from off_out, full rows
+ * (k >= first, the first full one) from the start of lg. */
+static struct sj_ref row_out(const struct sched *s, unsigned int k,
+			     unsigned int first)
 {
-	unsigned int B = s->c.cpu_max_batch_size;
-	uint64_t best = UINT64_MAX;
-	struct sj_step st;
+	if (k < first)
+		return (struct sj_ref){ &s->io, s->off_out +
+					(uint64_t)k * topk(s) * PAIR };
+	return (struct sj_ref){ &s->lg, (uint64_t)(k - first) *
+				s->info.n_vocab * 4 };
+}
+
+/* The PREFILL's output row: a full one after the full DECODE rows (the
+ * slot prefilled decodes nothing, so lg's max_running rows hold them), or
+ * its TOPK row. */
+static struct sj_ref pf_out(const struct sched *s, const struct plan *p)
+{
+	if (s->slots[p->pf].r->lp)
+		return row_out(s, p->nrows, p->nrows - p->nfull);
+	return (struct sj_ref){ &s->io, s->off_pout };
+}
+
+static const void *ref_at(const struct sj_ref *r)
+{
+	return (const uint8_t *)r->buf->addr + r->off;
+}
+
+/* The DECODE rows of slots that want full rows (full) or not. */
+static void plan_rows(struct sched *s, struct plan *p, bool full,
+		      uint64_t *best)
+{
 	int32_t *tok = (int32_t *)io_at(s, s->off_tok);
 	int32_t *pos = (int32_t *)io_at(s, s->off_pos);
 
-	p->nrows = 0;
-	p->pf = -1;
 	for (unsigned int i = 0; i < s->c.max_running; i++) {
 		struct slot *sl = &s->slots[i];
 		struct sreq *r = sl->r;
 
-		if (!r)
+		if (!r || (r->lp != NULL) != full)
 			continue;
 		if (sl->prefilled < r->n_prompt) {
-			if (sl->seq < best) {
-				best = sl->seq;
+			if (sl->seq < *best) {
+				*best = sl->seq;
 				p->pf = (int)i;
 			}
 			continue;
@@ -362,34 +414,61 @@ static void plan_step(struct sched *s, struct plan *p)
 		       (size_t)s->max_blocks * 4);
 		p->rows[p->nrows++] = i;
 	}
-	p->njobs = (p->nrows + B - 1) / B;
-	for (unsigned int j = 0; j < p->njobs; j++) {
-		uint32_t n = p->nrows - j * B < B ? p->nrows - j * B : B;
+}
 
-		step_of(s, n, &st);
-		st.tok = (struct sj_ref){ &s->io, s->off_tok + j * B * 4ULL };
-		st.pos = (struct sj_ref){ &s->io, s->off_pos + j * B * 4ULL };
+/* DECODE jobs of up to cpu_max_batch_size rows over rows k0..k1-1. */
+static void plan_jobs(struct sched *s, struct plan *p, unsigned int k0,
+		      unsigned int k1)
+{
+	unsigned int B = s->c.cpu_max_batch_size;
+	struct sj_step st;
+
+	for (unsigned int k = k0; k < k1; k += B, p->njobs++) {
+		uint32_t n = k1 - k < B ? k1 - k : B;
+		struct syshax_job *j = &p->jobs[p->njobs];
+
+		step_of(s, n, k >= p->nrows - p->nfull, &st);
+		st.tok = (struct sj_ref){ &s->io, s->off_tok + k * 4ULL };
+		st.pos = (struct sj_ref){ &s->io, s->off_pos + k * 4ULL };
 		st.bt = (struct sj_ref){ &s->io, s->off_dbt +
-					 (uint64_t)j * B * s->max_blocks * 4 };
-		st.out = (struct sj_ref){ &s->io, s->off_out +
-					  (uint64_t)j * B * topk(s) * PAIR };
-		sj_step(&p->jobs[j], SYSHAX_OP_DECODE, j, &st);
+					 (uint64_t)k * s->max_blocks * 4 };
+		st.out = row_out(s, k, p->nrows - p->nfull);
+		sj_step(j, SYSHAX_OP_DECODE, p->njobs, &st);
 		if (s->xpu && s->c.pd_offload)
-			p->jobs[j].flags = SYSHAX_JOB_MAY_DEFER;
+			j->flags = SYSHAX_JOB_MAY_DEFER;
+		for (unsigned int r = k; r < k + n; r++)
+			p->job[r] = p->njobs;
 	}
+}
+
+static void plan_step(struct sched *s, struct plan *p)
+{
+	uint64_t best = UINT64_MAX;
+	struct sj_step st;
+	unsigned int nt;
+
+	p->nrows = p->njobs = 0;
+	p->pf = -1;
+	plan_rows(s, p, false, &best);
+	nt = p->nrows;
+	plan_rows(s, p, true, &best);
+	p->nfull = p->nrows - nt;
+	plan_jobs(s, p, 0, nt);
+	plan_jobs(s, p, nt, p->nrows);
 	if (p->pf >= 0) {
 		struct slot *sl = &s->slots[p->pf];
 		uint32_t left = sl->r->n_prompt - sl->prefilled;
+		bool full = sl->r->lp != NULL;
 
 		p->pf_n = left < s->c.prefill_chunk ? left : s->c.prefill_chunk;
-		step_of(s, p->pf_n, &st);
+		step_of(s, p->pf_n, full, &st);
 		st.p.pos = sl->prefilled;
 		st.tok = (struct sj_ref){ &s->io, s->off_prompt +
 			(uint64_t)p->pf * s->c.max_ctx * 4 + sl->prefilled * 4ULL };
 		st.bt = (struct sj_ref){ &s->io, s->off_bt +
 					 (uint64_t)p->pf * s->max_blocks * 4 };
-		st.out = (struct sj_ref){ &s->io, s->off_pout };
-		st.out_bytes = topk(s) * PAIR;
+		st.out = pf_out(s, p);
+		st.out_bytes = row_bytes(s, full);
 		sj_step(&p->jobs[p->njobs], SYSHAX_OP_PREFILL, p->njobs, &st);
 	}
 }
@@ -402,7 +481,8 @@ static void step_bufs(const struct sched *s, const struct syshax_job *job,
 {
 	for (unsigned int i = 0; i < job->nr_refs; i++)
 		bufs[i] = job->refs[i].buf == s->k.handle ? &s->k :
-			  job->refs[i].buf == s->v.handle ? &s->v : &s->io;
+			  job->refs[i].buf == s->v.handle ? &s->v :
+			  job->refs[i].buf == s->lg.handle ? &s->lg : &s->io;
 }
 
 /* Job j on the xPU: 1 when it ran it, or -errno. When its worker is
@@ -544,19 +624,27 @@ static int detok(struct sched *s, struct sreq *r, int32_t id, bool *hit)
 	return n < 0 ? (int)n : text_add(r, buf, (size_t)n, hit);
 }
 
-/* A row's token: the top pair, or the request's sampler's draw. */
-static int row_token(struct sched *s, struct sreq *r, uint64_t off,
-		     int32_t *id)
+/*
+ * A row's token: the top pair, or the request's sampler's draw from the
+ * pairs; with logprobs (a full row) the sampler's draw from the row and
+ * *lp its raw logprobs.
+ */
+static int row_token(struct sched *s, struct sreq *r, const void *row,
+		     int32_t *id, struct shx_sample_out *lp)
 {
-	const struct shx_logit_pair *pairs = (const void *)io_at(s, off);
+	int32_t nv = (int32_t)s->info.n_vocab;
 	struct shx_sample_out o;
 	int ret;
 
 	if (!r->sampler) {
-		*id = pairs[0].id;
+		*id = ((const struct shx_logit_pair *)row)[0].id;
 		return 0;
 	}
-	ret = shx_sampler_sample_pairs(r->sampler, pairs, (int32_t)topk(s), &o);
+	ret = r->lp ? shx_sampler_sample(r->sampler, row, nv, &o) :
+		      shx_sampler_sample_pairs(r->sampler, row,
+					       (int32_t)topk(s), &o);
+	if (!ret && r->lp)
+		ret = shx_logprobs(row, nv, o.id, (int32_t)r->n_top, lp);
 	if (!ret) {
 		*id = o.id;
 		shx_sampler_accept(r->sampler, o.id);
@@ -564,16 +652,26 @@ static int row_token(struct sched *s, struct sreq *r, uint64_t off,
 	return ret;
 }
 
+/* The logprobs of r's token n_out into r->lp. */
+static void lp_keep(struct sreq *r, const struct shx_sample_out *o)
+{
+	struct shx_logprob *at = r->lp + (size_t)r->n_out * (1 + r->n_top);
+
+	at[0] = (struct shx_logprob){ o->id, o->logprob };
+	memcpy(at + 1, o->top, (size_t)r->n_top * sizeof(*at));
+}
+
 /* One token joins r: timings, its text; its end at max_tokens, at an
  * end-of-generation token or a stop string. */
-static void add_token(struct sched *s, unsigned int i, uint64_t off,
+static void add_token(struct sched *s, unsigned int i, const void *row,
 		      double now)
 {
 	struct sreq *r = s->slots[i].r;
 	enum sreq_finish why = FIN_NONE;
+	struct shx_sample_out lp;
 	bool hit = false;
 	int32_t id;
-	int ret = row_token(s, r, off, &id);
+	int ret = row_token(s, r, row, &id, &lp);
 
 	if (!ret && (uint32_t)id >= s->info.n_vocab)
 		ret = -ERANGE;
@@ -590,6 +688,8 @@ static void add_token(struct sched *s, unsigned int i, uint64_t off,
 	if (s->c.tok && !r->ignore_eos && shx_tok_is_eog(s->c.tok, id)) {
 		why = FIN_STOP;
 	} else {
+		if (r->lp)
+			lp_keep(r, &lp);
 		r->out[r->n_out++] = id;
 		ret = detok(s, r, id, &hit);
 		if (hit)
@@ -626,20 +726,20 @@ static void job_failed(struct sched *s, unsigned int i, const char *what,
 /* The results into the requests (under the lock). */
 static void apply(struct sched *s, const struct plan *p, const int *status)
 {
-	unsigned int B = s->c.cpu_max_batch_size;
+	unsigned int nt = p->nrows - p->nfull;
 	double now = now_s();
 
 	for (unsigned int k = 0; k < p->nrows; k++) {
 		unsigned int i = p->rows[k];
-		int st = status[k / B];
+		int st = status[p->job[k]];
+		struct sj_ref out = row_out(s, k, nt);
 
 		if (s->slots[i].r->cancelled)
 			continue;	/* reaped next */
 		if (st < 0)
 			job_failed(s, i, "DECODE", st);
 		else
-			add_token(s, i, s->off_out + (uint64_t)k * topk(s) *
-				  PAIR, now);
+			add_token(s, i, ref_at(&out), now);
 	}
 	for (unsigned int j = 0; j < p->njobs; j++) {
 		s->m.steps_cpu += status[j] == 0;
@@ -661,8 +761,11 @@ static void apply(struct sched *s, const struct plan *p, const int *status)
 		}
 		sl->prefilled += p->pf_n;
 		s->m.prompt_tokens += p->pf_n;
-		if (sl->prefilled == sl->r->n_prompt)
-			add_token(s, (unsigned int)p->pf, s->off_pout, now);
+		if (sl->prefilled == sl->r->n_prompt) {
+			struct sj_ref out = pf_out(s, p);
+
+			add_token(s, (unsigned int)p->pf, ref_at(&out), now);
+		}
 	}
 }
 
@@ -721,16 +824,18 @@ static void *loop(void *arg)
 	unsigned int n = s->c.max_running;
 	struct plan p = {
 		.rows = calloc(n, sizeof(*p.rows)),
+		.job = calloc(n, sizeof(*p.job)),
 		.jobs = calloc(n + 1, sizeof(*p.jobs)),
 	};
 	int *status = calloc(n + 1, sizeof(*status));
 
 	pthread_mutex_lock(&s->lock);
-	if (!p.rows || !p.jobs || !status) {
+	if (!p.rows || !p.job || !p.jobs || !status) {
 		fprintf(stderr, "syshax-serve: scheduler: out of memory\n");
 		s->stop = true;
 	}
 	while (!s->stop) {
+		double t0, t1, t2;
 		int ret;
 
 		if (!s->up) {
@@ -750,7 +855,8 @@ static void *loop(void *arg)
 			gauges(s);
 			continue;
 		}
-		reap(s, now_s());
+		t0 = now_s();
+		reap(s, t0);
 		admit(s);
 		plan_step(s, &p);
 		gauges(s);
@@ -759,16 +865,22 @@ static void *loop(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&s->lock);
+		t1 = now_s();
 		ret = run_step(s, &p, status);
+		t2 = now_s();
 		pthread_mutex_lock(&s->lock);
 		if (ret)
 			lost(s, ret);
 		else
 			apply(s, &p, status);
 		gauges(s);
+		s->m.steps++;
+		s->m.t_engine += t2 - t1;
+		s->m.t_sched += t1 - t0 + now_s() - t2;
 	}
 	pthread_mutex_unlock(&s->lock);
 	free(p.rows);
+	free(p.job);
 	free(p.jobs);
 	free(status);
 	return NULL;

@@ -12,7 +12,10 @@
  * on the same KV blocks.
  *
  * Each row comes back as the engine's top SCHED_TOPK (id, logit) pairs:
- * the first is the greedy token, a request's sampler draws from them.
+ * the first is the greedy token, a request's sampler draws from them. The
+ * rows of requests that want logprobs go in DECODE jobs of their own that
+ * ask for full logits (SYSHAX_STEP_OUT_LOGITS; syshaxd still batches them
+ * with the others), for their log-sum-exp over the whole vocabulary.
  * With a tokenizer, each token's text is decoded here (UTF-8 whole) and
  * cut at stop strings, and an end-of-generation token ends the request.
  *
@@ -49,6 +52,11 @@ struct sreq {
 	struct shx_sampler *sampler;	/* NULL: greedy; freed with r */
 	struct shx_stop *stop;		/* stop strings or NULL; freed with r */
 	bool ignore_eos;		/* end-of-generation tokens do not end it */
+	/* With logprobs: its rows come as full logits (the sampler draws
+	 * from them; needs one), and lp gets 1 + n_top per out[] id: the
+	 * token's raw logprob, then the n_top highest (shx_logprobs). */
+	struct shx_logprob *lp;		/* or NULL; freed with r */
+	uint32_t n_top;
 	/* Under the scheduler's lock. */
 	int32_t *out;			/* the ids generated: n_out of them */
 	uint32_t n_out;
@@ -94,6 +102,8 @@ void sched_free(struct sched *s);
 
 /* A request for n_prompt ids and max_tokens; one reference, the caller's. */
 struct sreq *sreq_new(uint32_t n_prompt, uint32_t max_tokens);
+/* r wants logprobs with n_top top_logprobs: 0 or -ENOMEM. */
+int sreq_logprobs(struct sreq *r, uint32_t n_top);
 /* Drops a reference (under the lock or not: it takes it). */
 void sreq_put(struct sched *s, struct sreq *r);
 /* Queues r (it takes a reference of its own): 0, -EAGAIN (queue full),

@@ -758,3 +758,33 @@ int shx_sampler_sample_pairs(struct shx_sampler *s,
 
 	return e ? e : pick(s, &cs, lse, out);
 }
+
+int shx_logprobs(const float *logits, int32_t n, int32_t id, int32_t k,
+		 struct shx_sample_out *out)
+{
+	/* greedy, no penalties: the row's top max(k, 1) and its lse */
+	struct cand top[SHX_SAMPLE_LOGPROBS_MAX];
+	struct shx_sampler s = {
+		.p = { .temperature = 0, .top_p = 1, .repeat_penalty = 1,
+		       .n_logprobs = k, .logprobs = true },
+		.n_vocab = n, .cand = top,
+	};
+	struct cands cs;
+	double lse;
+	int e;
+
+	if (n < 1 || id < 0 || id >= n || k < 0 ||
+	    k > SHX_SAMPLE_LOGPROBS_MAX)
+		return -EINVAL;
+	e = gather_row(&s, logits, &cs, &lse);
+	if (!e && (isnan(lse) || isinf(cs.max) || isnan(logits[id])))
+		e = -EINVAL;
+	if (e)
+		return e;
+	memset(out, 0, sizeof(*out));
+	out->id = id;
+	out->logprob = (float)(logits[id] - lse);
+	if (k)
+		top_logprobs(&cs, lse, out, k);
+	return 0;
+}

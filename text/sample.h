@@ -104,6 +104,17 @@ int shx_sampler_sample_pairs(struct shx_sampler *s,
 			     struct shx_sample_out *out);
 
 /*
+ * The raw log-softmax of a full row of n logits, before any penalty,
+ * truncation or temperature (vLLM's raw_logprobs, its default): out->id =
+ * id, out->logprob its logprob, out->top[] the n_top = k (0..20) highest,
+ * highest first, ties: lower id. One pass for the top k, one for the lse
+ * (one expf per logit). -EINVAL: n < 1, id outside 0..n-1, k outside
+ * 0..SHX_SAMPLE_LOGPROBS_MAX, a NaN or +inf logit, or no finite one.
+ */
+int shx_logprobs(const float *logits, int32_t n, int32_t id, int32_t k,
+		 struct shx_sample_out *out);
+
+/*
  * Stop strings (OpenAI's stop): an incremental matcher over the generated
  * text. It holds back exactly the bytes that could still begin a stop
  * string and cuts the text before the first one matched (the one that

@@ -23,6 +23,14 @@
  *
  *	llama_compare SYSHAXD [LLAMA_DIR [MODELS_DIR]]
  * Exit: 0 all within tolerance, 1 not, 77 (SKIP) without the peer.
+ *
+ * The reference for other programs' greedy tokens and logprobs
+ * (tests/server/serve_test.py compares syshax-serve with it):
+ *	llama_compare --greedy LLAMA_DIR MODEL.gguf TYPE N K ID,ID,...
+ * llama.cpp's greedy decoding of N tokens after the prompt ids, one JSON
+ * line a step: {"token", "margin" (top-2, over the std of the logits),
+ * "tol" (TYPE's: f32, f16, q8_0, q4_0, as g_cases; a margin within it is
+ * a tie), "std", "top": [[id, logprob] x K, the highest]}.
  */
 #include <errno.h>
 #include <math.h>
@@ -53,6 +61,8 @@
 #define G_PROMPT	16
 #define G_STEPS		64
 #define OUT_BYTES	(4u << 20)	/* PPL_CTX rows of 8192 logits */
+#define REF_CTX		512	/* --greedy: prompt and tokens */
+#define REF_TOPK	20
 
 struct tcase {
 	const char *arch;
@@ -571,6 +581,96 @@ static int greedy(struct ours *o, struct llp *l, const struct ids *ids,
 	return 0;
 }
 
+/* One --greedy step of logits x: the line of the reference. */
+static void ref_step(const float *x, int nv, double tol, int k)
+{
+	double max = x[argmax(x, nv)], sum = 0.0, mean = 0.0, var = 0.0;
+	int32_t top[REF_TOPK];
+
+	for (int i = 0; i < nv; i++) {
+		sum += exp(x[i] - max);
+		mean += x[i];
+	}
+	mean /= nv;
+	for (int i = 0; i < nv; i++)
+		var += (x[i] - mean) * (x[i] - mean);
+	/* the k highest, ties to the lower id: k passes over the row */
+	for (int j = 0; j < k; j++) {
+		top[j] = -1;
+		for (int i = 0; i < nv; i++) {
+			bool taken = false;
+
+			for (int t = 0; t < j && !taken; t++)
+				taken = top[t] == i;
+			if (!taken && (top[j] < 0 || x[i] > x[top[j]]))
+				top[j] = i;
+		}
+	}
+	printf("{\"token\": %d, \"margin\": %.6g, \"tol\": %g, \"std\": "
+	       "%.6g, \"top\": [", argmax(x, nv), margin(x, nv), tol,
+	       sqrt(var / nv));
+	for (int j = 0; j < k; j++)
+		printf("%s[%d, %.7g]", j ? ", " : "", top[j],
+		       x[top[j]] - max - log(sum));
+	printf("]}\n");
+}
+
+/* llama_compare --greedy: see the top of the file. */
+static int ref_greedy(int argc, char **argv)
+{
+	struct llp_ctx_opts lo = { .n_ctx = REF_CTX, .n_batch = REF_CTX,
+				   .n_seq_max = 1, .threads = THREADS,
+				   .f32_kv = 1 };
+	int32_t tok[REF_CTX], pos[REF_CTX], seq[REF_CTX] = { 0 }, n = 0;
+	uint8_t want[REF_CTX] = { 0 };
+	double tol = -1;
+	char err[256] = "", *p;
+	struct llp *l;
+	int steps, k, ret;
+
+	if (argc != 8)
+		return 2;
+	for (size_t i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); i++)
+		if (!strcmp(g_cases[i].tname, argv[4]) && tol < 0)
+			tol = g_cases[i].tol;
+	steps = atoi(argv[5]);
+	k = atoi(argv[6]);
+	for (p = argv[7]; *p && n < REF_CTX; p += *p == ',')
+		tok[n++] = (int32_t)strtol(p, &p, 10);
+	if (tol < 0 || steps < 1 || k < 0 || k > REF_TOPK || !n ||
+	    n + steps > REF_CTX)
+		return 2;
+	ret = llp_open(&l, argv[2], err, sizeof(err));
+	if (ret == -ENOENT) {
+		printf("SKIP: no llama.cpp peer in %s (%s)\n", argv[2], err);
+		return 77;
+	}
+	if (!ret)
+		ret = llp_load(l, argv[3], err, sizeof(err));
+	if (!ret)
+		ret = llp_context(l, &lo, err, sizeof(err));
+	for (int i = 0; i < n; i++)
+		pos[i] = i;
+	want[n - 1] = 1;
+	if (!ret)
+		ret = llp_decode(l, tok, pos, seq, want, (unsigned int)n, err,
+				 sizeof(err));
+	for (int s = 0; !ret && s < steps; s++) {
+		const float *x = llp_logits(l, -1);
+		int32_t a = argmax(x, llp_n_vocab(l)), at = n + s;
+		uint8_t w = 1;
+
+		ref_step(x, llp_n_vocab(l), tol, k);
+		if (s + 1 < steps)
+			ret = llp_decode(l, &a, &at, seq, &w, 1, err,
+					 sizeof(err));
+	}
+	if (ret)
+		fail("llama.cpp", ret, err);
+	llp_close(l);
+	return ret ? 1 : 0;
+}
+
 /* A file into the daemon's model_dir (it loads only from there). */
 static int copy_file(const char *from, const char *to)
 {
@@ -667,6 +767,14 @@ int main(int argc, char **argv)
 	bool ok = true;
 	int ret;
 
+	if (argc > 1 && !strcmp(argv[1], "--greedy")) {
+		ret = ref_greedy(argc, argv);
+		if (ret == 2)
+			fprintf(stderr, "usage: llama_compare --greedy LLAMA_DIR "
+				"MODEL.gguf f32|f16|q8_0|q4_0 N K(0..%d) "
+				"ID,ID,...\n", REF_TOPK);
+		return ret;
+	}
 	if (argc < 2) {
 		fprintf(stderr, "usage: llama_compare SYSHAXD [LLAMA_DIR "
 			"[MODELS_DIR]]\n");

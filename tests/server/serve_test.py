@@ -9,10 +9,16 @@
 #   mid-stream frees the slot and its KV blocks at once (metrics); a full
 #   queue gets 503 with Retry-After while running requests stay correct;
 #   syshaxd killed mid-request ends the stream with an error event and the
-#   server comes back.
+#   server comes back; logprobs (greedy's is the max, the top ones' mass
+#   <= 1, whole equal to streamed, bad values refused). With llama.cpp's
+#   peer (llama_compare --greedy): logprobs within the tolerance of
+#   llama.cpp's, and the trained models' greedy tokens equal to
+#   syshax-run's and to llama.cpp's as far as its top-2 margins allow.
 #   serve_test.py <syshax-serve> <syshax-run> <syshaxd>
+#                 [<llama_compare> <llama dir> <trained models dir>]
 import http.client
 import json
+import math
 import os
 import re
 import signal
@@ -24,6 +30,7 @@ import threading
 import time
 
 SERVE, RUN, DAEMON = (os.path.realpath(p) for p in sys.argv[1:4])
+PEER = sys.argv[4:7] if len(sys.argv) >= 7 else None
 TMP = tempfile.mkdtemp(prefix="syshax-serve.")
 PROMPT = [3, 1, 4, 1, 5, 9, 2, 6]
 fails = 0
@@ -168,6 +175,30 @@ class Server:
         return rc
 
 
+def llama_ref(model, tname, prompt, n, k):
+    """llama.cpp's greedy steps after prompt (llama_compare --greedy), or
+    None (SKIP, said loudly) without the peer."""
+    r = subprocess.run([PEER[0], "--greedy", PEER[1], model, tname, str(n),
+                        str(k), ",".join(map(str, prompt))],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode == 77:
+        print("SKIP: no llama.cpp peer: " + r.stdout.strip())
+        return None
+    if r.returncode:
+        sys.exit("llama_compare --greedy failed: " + r.stderr[-2000:])
+    return [json.loads(l) for l in r.stdout.splitlines()]
+
+
+def greedy_vs_llama(toks, ref):
+    """(tokens equal, whether a difference came where llama.cpp's margin
+    was wider than the tolerance): equal up to the first tie, as
+    check-llama-trained counts them."""
+    for i, st in enumerate(ref):
+        if i >= len(toks) or toks[i] != st["token"]:
+            return i, i < len(toks) and st["margin"] > st["tol"]
+    return len(ref), False
+
+
 def good(s, want, what):
     st, toks = s.complete(PROMPT, len(want))
     ok("%s: then a good request succeeds" % what, st == 200 and toks == want,
@@ -268,6 +299,7 @@ def main():
                for s_ in (11, 11)]
     ok("sampling: the same seed gives the same tokens",
        sampled[0][0] == 200 and sampled[0] == sampled[1], str(sampled))
+    want_lp = logprobs(s, model, want)
 
     # 32 concurrent streams, each its own sequence of the batched run.
     res = [None] * 32
@@ -326,6 +358,21 @@ def main():
                path="/v1/nothing")
     error_case(s, want, "chat messages of the wrong shape", 400,
                dict(messages=[{"role": 1}]), path="/v1/chat/completions")
+    chat = "/v1/chat/completions"
+    msgs = [{"role": "user", "content": "Hi"}]
+    error_case(s, want, "top_logprobs over 20", 400, dict(
+        messages=msgs, logprobs=True, top_logprobs=21), path=chat,
+        needle="0..20")
+    error_case(s, want, "top_logprobs without logprobs: true", 400, dict(
+        messages=msgs, top_logprobs=2), path=chat, needle="logprobs")
+    error_case(s, want, "chat logprobs not a boolean", 400, dict(
+        messages=msgs, logprobs=3), path=chat, needle="true or false")
+    error_case(s, want, "completions logprobs over 20", 400, dict(
+        prompt=PROMPT, logprobs=21), needle="0..20")
+    error_case(s, want, "completions logprobs true (not a count)", 400,
+               dict(prompt=PROMPT, logprobs=True), needle="integer")
+    error_case(s, want, "top_logprobs on completions (unknown there)", 400,
+               dict(prompt=PROMPT, top_logprobs=2))
 
     # A slow body (1 byte/s) is dropped by connection_timeout (3 s here).
     sk = socket.create_connection(("127.0.0.1", s.port))
@@ -483,6 +530,14 @@ def main():
     st, toks = s.complete(PROMPT, n)
     ok("stand-in xPU: syshax-run's tokens", st == 200 and toks == want,
        "%s vs %s" % (toks, want))
+    st, js, _, _ = s.req("POST", "/v1/completions", dict(
+        prompt=PROMPT, max_tokens=n, temperature=0, logprobs=5))
+    got = js["choices"][0]["logprobs"] if st == 200 else {}
+    ok("stand-in xPU: the logprobs of the CPU's steps (full rows there)",
+       got and got.get("tokens") == want_lp.get("tokens") and all(
+           abs(a - b) < 1e-4 for a, b in zip(got["token_logprobs"],
+                                             want_lp["token_logprobs"])),
+       "%s vs %s" % (got, want_lp))
     _, _, text, _ = s.req("GET", "/metrics")
     cpu = re.search(r'decode_steps_total\{side="cpu"\} (\d+)', text)
     xpu = re.search(r'decode_steps_total\{side="xpu"\} (\d+)', text)
@@ -491,6 +546,118 @@ def main():
        int(cpu.group(1)) > 0 and int(xpu.group(1)) > 0 and
        int(pf.group(1)) > 0, text[-600:])
     s.stop()
+
+
+def logprobs(s, model, want):
+    """Greedy tokens with logprobs: the same tokens, each the most likely
+    (its logprob the top one's), the top ones' mass <= 1, streamed equal
+    to whole, chat's format; against llama.cpp's log-softmax with the
+    peer."""
+    n, k = len(want), 5
+    st, js, _, _ = s.req("POST", "/v1/completions", dict(
+        prompt=PROMPT, max_tokens=n, temperature=0, logprobs=k,
+        return_tokens=True))
+    ch = js["choices"][0] if st == 200 else {}
+    lp = ch.get("logprobs") or {}
+    tops = lp.get("top_logprobs", [])
+    ok("logprobs: greedy tokens unchanged, one entry per token",
+       ch.get("tokens") == want and len(lp.get("token_logprobs", [])) == n
+       and len(tops) == n and len(lp.get("text_offset", [])) == n, str(ch))
+    ok("logprobs: a greedy token's logprob is the max of its top_logprobs",
+       all(abs(lp["token_logprobs"][i] - max(tops[i].values())) < 1e-6
+           and len(tops[i]) >= 1 for i in range(len(tops))), str(lp))
+    ok("logprobs: the top_logprobs' mass is at most 1",
+       all(sum(math.exp(v) for v in t.values()) <= 1 + 1e-6 for t in tops)
+       and all(v <= 0 for t in tops for v in t.values()), str(tops))
+    ok("logprobs: text_offset rises by each token's text",
+       lp.get("text_offset", [None])[0] == 0 and
+       lp["text_offset"] == sorted(lp["text_offset"]), str(lp))
+    _, events, done = s.stream(PROMPT, n, logprobs=k)
+    sl = {"tokens": [], "token_logprobs": [], "top_logprobs": [],
+          "text_offset": []}
+    for e in events:
+        for key in sl:
+            sl[key] += (e["choices"][0]["logprobs"] or {}).get(key, []) \
+                if e.get("choices") else []
+    ok("logprobs: streamed equal to whole", done and sl == lp,
+       "%s vs %s" % (sl, lp))
+    msgs = [{"role": "user", "content": "Hi there"}]
+    st, js, _, _ = s.req("POST", "/v1/chat/completions", dict(
+        messages=msgs, max_tokens=n, temperature=0, logprobs=True,
+        top_logprobs=3))
+    content = ((js["choices"][0].get("logprobs") or {}).get("content")
+               if st == 200 else None) or []
+    ok("chat logprobs: content[] of token, logprob, bytes, top_logprobs",
+       len(content) == n and all(
+           set(c) == {"token", "logprob", "bytes", "top_logprobs"} and
+           len(c["top_logprobs"]) == 3 and
+           abs(c["logprob"] - c["top_logprobs"][0]["logprob"]) < 1e-6 and
+           c["bytes"] == c["top_logprobs"][0]["bytes"] and
+           sum(math.exp(t["logprob"]) for t in c["top_logprobs"]) <= 1 + 1e-6
+           for c in content), str(js)[:1500])
+    st, js, _, _ = s.req("POST", "/v1/chat/completions", dict(
+        messages=msgs, max_tokens=n, temperature=0, logprobs=True))
+    content = ((js["choices"][0].get("logprobs") or {}).get("content")
+               if st == 200 else None) or []
+    ok("chat logprobs without top_logprobs: empty top_logprobs",
+       len(content) == n and all(c["top_logprobs"] == [] for c in content),
+       str(js)[:600])
+    if not PEER:
+        print("SKIP: logprobs against llama.cpp: no llama_compare given")
+        return lp
+    ref = llama_ref(model, "q8_0", PROMPT, n, k)
+    if ref is None:
+        return lp
+    same, _ = greedy_vs_llama(want, ref)
+    # Logit errors within tol * std on each side move a logprob (the logit
+    # less the log-sum-exp) by at most twice that. The token's own is
+    # compared by id; the top ones rank by rank (the j-th highest moves no
+    # more than the values do) where their texts, the keys, are distinct.
+    errs = []
+    for i, st in enumerate(ref[:same]):
+        vals = sorted(tops[i].values(), reverse=True)
+        pairs = [(lp["token_logprobs"][i], st["top"][0][1])]
+        if len(vals) == k:
+            pairs += zip(vals, (v for _, v in st["top"]))
+        errs += [abs(a - b) / (2 * st["tol"] * st["std"]) for a, b in pairs]
+    ok("logprobs within llama.cpp's log-softmax's tolerance (%d steps, %d "
+       "values, worst %.3g of it)" % (same, len(errs), max(errs or [0])),
+       same >= 1 and errs and max(errs) <= 1, "%s vs %s" % (tops, ref))
+    return lp
+
+
+def trained(peer):
+    """The trained models: the server's greedy tokens from held-out
+    prompts equal syshax-run's, and llama.cpp's until a step where its
+    top-2 margin is within the tolerance (check-llama-trained's rule)."""
+    _, lib, models = peer
+    with open(os.path.join(models, "heldout.ids")) as f:
+        ids = list(map(int, f.read().split()))
+    nprompt, plen, steps = 5, 16, 64
+    prompts = [ids[g * (len(ids) - plen) // nprompt:][:plen]
+               for g in range(nprompt)]
+    for tname in ("f32", "q8_0"):
+        model = os.path.join(models, "kjv-llama-%s.gguf" % tname)
+        s = Server(model, "--max-context", "128")
+        same = total = wrong = 0
+        for p in prompts:
+            st, toks = s.complete(p, steps, ignore_eos=True)
+            run = expected(model, p, steps)[0]
+            ok("trained %s: the server's greedy tokens equal syshax-run's"
+               % tname, st == 200 and toks == run, "%s vs %s" % (toks, run))
+            ref = llama_ref(model, tname, p, steps, 0)
+            if ref is None:
+                break
+            k, differ = greedy_vs_llama(toks, ref)
+            same += k
+            total += steps
+            wrong += differ
+        if total:
+            ok("trained %s: greedy tokens equal llama.cpp's: %d/%d, the "
+               "rest after ties" % (tname, same, total),
+               not wrong and same >= total // 4,
+               "%d differ past the margin" % wrong)
+        s.stop()
 
 
 def usage(model):
@@ -533,6 +700,11 @@ def usage(model):
 try:
     main()
     usage(os.path.join(TMP, "llama.gguf"))
+    if PEER:
+        trained(PEER)
+    else:
+        print("SKIP: the trained models against llama.cpp: no "
+              "llama_compare given")
 finally:
     subprocess.run(["rm", "-rf", TMP])
 print("syshax-serve tests: %d failed" % fails)

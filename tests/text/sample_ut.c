@@ -472,6 +472,48 @@ static void test_logprobs(void)
 	free(l);
 }
 
+/* shx_logprobs: the raw row's log-softmax, whatever the sampler does. */
+static void test_raw_logprobs(void)
+{
+	enum { N = 151936 };
+	float *l = malloc(sizeof(float) * N);
+	struct shx_sample_out o;
+	double max = -INFINITY, sum = 0, top = 0;
+	int32_t best = 0;
+
+	t_logits(l, N, 3);
+	for (int32_t i = 0; i < N; i++) {
+		max = fmax(max, l[i]);
+		best = l[i] > l[best] ? i : best;
+	}
+	for (int32_t i = 0; i < N; i++)
+		sum += exp(l[i] - max);
+	CU_ASSERT_EQUAL_FATAL(shx_logprobs(l, N, 77, 20, &o), 0);
+	CU_ASSERT_EQUAL(o.id, 77);
+	CU_ASSERT(fabs(o.logprob - (l[77] - max - log(sum))) < 1e-4);
+	CU_ASSERT_EQUAL(o.n_top, 20);
+	CU_ASSERT_EQUAL(o.top[0].id, best);
+	for (int i = 0; i < o.n_top; i++) {
+		CU_ASSERT(fabs(o.top[i].logprob -
+			       (l[o.top[i].id] - max - log(sum))) < 1e-4);
+		if (i)
+			CU_ASSERT(o.top[i].logprob <= o.top[i - 1].logprob);
+		top += exp(o.top[i].logprob);
+	}
+	CU_ASSERT(top <= 1);
+	CU_ASSERT_EQUAL_FATAL(shx_logprobs(l, N, best, 0, &o), 0);
+	CU_ASSERT_EQUAL(o.n_top, 0);
+	CU_ASSERT(fabs(o.logprob - (max - max - log(sum))) < 1e-4);
+	CU_ASSERT_EQUAL(shx_logprobs(l, N, N, 1, &o), -EINVAL);
+	CU_ASSERT_EQUAL(shx_logprobs(l, N, 0, 21, &o), -EINVAL);
+	CU_ASSERT_EQUAL(shx_logprobs(l, 0, 0, 1, &o), -EINVAL);
+	l[5] = NAN;
+	CU_ASSERT_EQUAL(shx_logprobs(l, N, 0, 1, &o), -EINVAL);
+	l[5] = INFINITY;
+	CU_ASSERT_EQUAL(shx_logprobs(l, N, 0, 1, &o), -EINVAL);
+	free(l);
+}
+
 /* A row whose mass is all in its top 64 samples as its TOPK pairs do. */
 static void test_pairs_equal_row(void)
 {
@@ -800,6 +842,7 @@ int main(void)
 		{ "same seed, same tokens", test_seed },
 		{ "penalties change exactly the window's tokens", test_penalties },
 		{ "logprobs", test_logprobs },
+		{ "raw logprobs of a full row", test_raw_logprobs },
 		{ "TOPK pairs sample as the full row", test_pairs_equal_row },
 		{ "bad params and logits", test_bad_input },
 		{ "speed on 151936 logits", test_speed },

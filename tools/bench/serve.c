@@ -15,6 +15,10 @@
  * the next token an argmax over the logits row.
  * Both: output tokens/s over the wall time from the first request to the
  * last token, time to first token and inter-token latency p50/p99.
+ * Ours also: the server's share of its steps, from /metrics before and
+ * after (syshax_serve_step_seconds_total): (sample + http) / (engine +
+ * sample), the scheduler's own time and the HTTP threads' CPU time over
+ * the step loop's wall time.
  */
 #include <curl/curl.h>
 #include <cjson/cJSON.h>
@@ -65,6 +69,14 @@ struct sv_result {
 	double tps, ttft50, ttft99, itl50, itl99;
 	unsigned int tokens, failed;
 };
+
+/* syshax_serve_step_seconds_total's parts, as /metrics names them. */
+enum { PART_ENGINE, PART_SAMPLE, PART_HTTP, NPARTS };
+static const char *const g_parts[NPARTS] = { "engine", "sample", "http" };
+
+/* Their growth over the latest run of ours; g_over_ok: it was read. */
+static double g_over[NPARTS];
+static bool g_over_ok;
 
 /* The prompt of client c: ids past the specials, its own for every c. */
 static int32_t prompt_id(const struct sv_conf *c, unsigned int cl,
@@ -272,6 +284,58 @@ static size_t discard(char *p, size_t sz, size_t nm, void *arg)
 	(void)p;
 	(void)arg;
 	return sz * nm;
+}
+
+struct sv_text {
+	char buf[1 << 16];
+	size_t len;
+};
+
+static size_t keep(char *p, size_t sz, size_t nm, void *arg)
+{
+	struct sv_text *t = arg;
+	size_t n = sz * nm, room = sizeof(t->buf) - 1 - t->len;
+
+	memcpy(t->buf + t->len, p, n < room ? n : room);
+	t->len += n < room ? n : room;
+	t->buf[t->len] = '\0';
+	return n;
+}
+
+/* The step seconds of url's /metrics into part[]: 0, or -EIO. */
+static int step_parts(const char *url, double *part)
+{
+	static struct sv_text t;	/* one caller: the run's thread */
+	CURL *e = curl_easy_init();
+	char ep[512], key[96];
+	long code = 0;
+	int ret = -EIO;
+
+	t.len = 0;
+	snprintf(ep, sizeof(ep), "%s/metrics", url);
+	if (!e)
+		return -ENOMEM;
+	curl_easy_setopt(e, CURLOPT_URL, ep);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, keep);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT, 10L);
+	if (curl_easy_perform(e) == CURLE_OK &&
+	    !curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code) &&
+	    code == 200)
+		ret = 0;
+	curl_easy_cleanup(e);
+	for (int i = 0; !ret && i < NPARTS; i++) {
+		const char *at;
+
+		snprintf(key, sizeof(key), "\nsyshax_serve_step_seconds_total"
+			 "{part=\"%s\"} ", g_parts[i]);
+		at = strstr(t.buf, key);
+		if (!at)
+			ret = -EIO;
+		else
+			part[i] = strtod(at + strlen(key), NULL);
+	}
+	return ret;
 }
 
 /* GET url/health until it answers 200 or the server exits. */
@@ -540,10 +604,36 @@ static void print_row(unsigned int n, const char *who,
 typedef int (*side_fn)(const struct sv_conf *c, void *arg, unsigned int n,
 		       struct sv_req *rq);
 
+/* Ours, and the growth of the server's step seconds over the run. */
 static int side_ours(const struct sv_conf *c, void *arg, unsigned int n,
 		     struct sv_req *rq)
 {
-	return ours_run(c, arg, n, rq);
+	double a[NPARTS];
+	int ret;
+
+	g_over_ok = !step_parts(arg, a);
+	ret = ours_run(c, arg, n, rq);
+	g_over_ok &= !ret && !step_parts(arg, g_over);
+	for (int i = 0; i < NPARTS; i++)
+		g_over[i] -= a[i];
+	return ret;
+}
+
+/* The server's share of its steps in the latest run of ours. */
+static void print_over(void)
+{
+	const double *b = g_over;
+
+	if (!g_over_ok) {
+		printf("%7s  %-9s *** no step seconds in /metrics ***\n", "",
+		       "server");
+		return;
+	}
+	printf("%7s  %-9s engine %.3f s, sample %.3f s, http %.3f s: "
+	       "overhead %.2f %% of the step time\n", "", "server",
+	       b[PART_ENGINE], b[PART_SAMPLE], b[PART_HTTP],
+	       100 * (b[PART_SAMPLE] + b[PART_HTTP]) /
+	       (b[PART_ENGINE] + b[PART_SAMPLE]));
 }
 
 static int side_peer(const struct sv_conf *c, void *arg, unsigned int n,
@@ -627,6 +717,7 @@ int bench_serve_main(int argc, char **argv)
 			break;
 		}
 		print_row(c.clients[i], "ours", &ours);
+		print_over();
 		failed |= ours.failed != 0;
 		if (l && !measure(&c, side_peer, l, c.clients[i], &peer)) {
 			print_row(c.clients[i], "llama.cpp", &peer);
@@ -636,7 +727,8 @@ int bench_serve_main(int argc, char **argv)
 		fflush(stdout);
 	}
 	printf("(ms; ttft from the request's start; a token of ours is an SSE "
-	       "chunk)\n");
+	       "chunk; server: /metrics' syshax_serve_step_seconds_total over "
+	       "the run, overhead = (sample + http) / (engine + sample))\n");
 	privd_stop(&d);
 	llp_close(l);
 	curl_global_cleanup();
