@@ -483,15 +483,21 @@ static int model_file(const struct e2e_conf *c, struct e2e_model *m,
 	return ret;
 }
 
-/* Bytes a decode step reads: every weight but the embedding table, of
- * which a step reads one row per token. */
+/* Bytes a decode step of one sequence reads: every weight but the
+ * embedding table, of which it reads one row, and, in an MoE model, but
+ * the experts its token is not routed to (n_expert - n_expert_used of
+ * each layer's). */
 static uint64_t step_bytes(const struct syshax_model_info *mi,
 			   const char *type)
 {
 	enum shxk_type t = strcmp(type, "q8_0") ? SHXK_Q4_0 : SHXK_Q8_0;
+	uint64_t expert = 2ULL * mi->n_ff * shxk_row_size(t, mi->n_embd) +
+			  (uint64_t)mi->n_embd * shxk_row_size(t, mi->n_ff);
 
 	return mi->weight_bytes -
-	       (uint64_t)mi->n_vocab * shxk_row_size(t, mi->n_embd);
+	       (uint64_t)mi->n_vocab * shxk_row_size(t, mi->n_embd) -
+	       (uint64_t)mi->n_layer * (mi->n_expert - mi->n_expert_used) *
+	       expert;
 }
 
 static int measure(const struct e2e_conf *c, struct ours *o, struct peer *p,
