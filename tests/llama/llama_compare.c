@@ -409,11 +409,7 @@ static int run_case(struct ours *o, const char *lib, const char *dir,
 	ret = ours_load(o, file);
 	if (ret)
 		return fail("MODEL_LOAD", ret, file);
-	ret = llp_open(&l, lib, err, sizeof(err));
-	if (!ret)
-		ret = llp_load(l, path, err, sizeof(err));
-	if (!ret)
-		ret = llp_context(l, &lo, err, sizeof(err));
+	ret = llp_start(&l, lib, path, &lo, err, sizeof(err));
 	if (ret) {
 		ours_free(o);
 		return fail("llama.cpp", ret, err);
@@ -640,15 +636,11 @@ static int ref_greedy(int argc, char **argv)
 	if (tol < 0 || steps < 1 || k < 0 || k > REF_TOPK || !n ||
 	    n + steps > REF_CTX)
 		return 2;
-	ret = llp_open(&l, argv[2], err, sizeof(err));
+	ret = llp_start(&l, argv[2], argv[3], &lo, err, sizeof(err));
 	if (ret == -ENOENT) {
 		printf("SKIP: no llama.cpp peer in %s (%s)\n", argv[2], err);
 		return 77;
 	}
-	if (!ret)
-		ret = llp_load(l, argv[3], err, sizeof(err));
-	if (!ret)
-		ret = llp_context(l, &lo, err, sizeof(err));
 	for (int i = 0; i < n; i++)
 		pos[i] = i;
 	want[n - 1] = 1;
@@ -719,11 +711,7 @@ static int run_trained(struct ours *o, const char *lib, const char *dir,
 		unlink(path);
 		return fail("MODEL_LOAD", ret, file);
 	}
-	ret = llp_open(&l, lib, err, sizeof(err));
-	if (!ret)
-		ret = llp_load(l, path, err, sizeof(err));
-	if (!ret)
-		ret = llp_context(l, &lo, err, sizeof(err));
+	ret = llp_start(&l, lib, path, &lo, err, sizeof(err));
 	if (ret) {
 		ours_free(o);
 		unlink(path);

@@ -190,11 +190,7 @@ static int theirs(const struct pp_conf *c, const int32_t *ids, int32_t bos,
 	int ret = tok && pos && seq && want ? 0 : -ENOMEM, nv = 0;
 
 	if (!ret)
-		ret = llp_open(&l, c->llama, err, sizeof(err));
-	if (!ret)
-		ret = llp_load(l, c->model, err, sizeof(err));
-	if (!ret)
-		ret = llp_context(l, &o, err, sizeof(err));
+		ret = llp_start(&l, c->llama, c->model, &o, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, PROG ": *** llama.cpp not measured: %s ***\n",
 			ret == -ENOMEM ? strerror(ENOMEM) : err);

@@ -555,6 +555,25 @@ const char *llp_version(const struct llp *l)
 	return l->version;
 }
 
+int llp_start(struct llp **out, const char *dir, const char *gguf,
+	      const struct llp_ctx_opts *o, char *err, size_t errlen)
+{
+	int ret = llp_open(out, dir, err, errlen);
+
+	if (ret) {
+		*out = NULL;
+		return ret;
+	}
+	ret = llp_load(*out, gguf, err, errlen);
+	if (!ret)
+		ret = llp_context(*out, o, err, errlen);
+	if (ret) {
+		llp_close(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
 void llp_close(struct llp *l)
 {
 	if (!l)

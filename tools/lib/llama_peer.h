@@ -56,6 +56,14 @@ int llp_context(struct llp *l, const struct llp_ctx_opts *o, char *err,
 		size_t errlen);
 
 /*
+ * llp_open, llp_load and llp_context in one: *out is NULL on failure
+ * (nothing left open), and the error is the first call's (-ENOENT: no
+ * peer in dir, callers skip).
+ */
+int llp_start(struct llp **out, const char *dir, const char *gguf,
+	      const struct llp_ctx_opts *o, char *err, size_t errlen);
+
+/*
  * One llama_decode of n tokens (n <= n_batch): token ids, positions,
  * sequence ids (< n_seq_max; several sequences may share the batch) and
  * which rows want logits (nonzero).
