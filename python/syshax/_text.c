@@ -393,6 +393,7 @@ typedef struct {
 	PyObject_HEAD
 	struct shx_sampler *s;
 	int32_t n_vocab;
+	int32_t n_top;		/* top_logprobs */
 } SamplerObject;
 
 static int sampler_init(SamplerObject *self, PyObject *args, PyObject *kw)
@@ -405,7 +406,7 @@ static int sampler_init(SamplerObject *self, PyObject *args, PyObject *kw)
 	struct shx_sample_params p;
 	unsigned long long seed;
 	char err[256];
-	int n_vocab, ret;
+	int n_vocab, ret, n_top = 0;
 
 	shx_sample_defaults(&p);
 	seed = p.seed;
@@ -415,11 +416,14 @@ static int sampler_init(SamplerObject *self, PyObject *args, PyObject *kw)
 					 &p.repeat_penalty,
 					 &p.frequency_penalty,
 					 &p.presence_penalty,
-					 &p.penalty_last_n, &seed,
-					 &p.n_logprobs))
+					 &p.penalty_last_n, &seed, &n_top))
 		return -1;
 	p.seed = seed;
-	p.logprobs = p.n_logprobs > 0;
+	if (n_top < 0 || n_top > SHX_SAMPLE_LOGPROBS_MAX) {
+		PyErr_Format(PyExc_ValueError, "top_logprobs %d is not in "
+			     "0..%d", n_top, SHX_SAMPLE_LOGPROBS_MAX);
+		return -1;
+	}
 	if (shx_sample_check(&p, err, sizeof(err))) {
 		PyErr_SetString(PyExc_ValueError, err);
 		return -1;
@@ -434,6 +438,7 @@ static int sampler_init(SamplerObject *self, PyObject *args, PyObject *kw)
 		return -1;
 	}
 	self->n_vocab = n_vocab;
+	self->n_top = n_top;
 	return 0;
 }
 
@@ -445,10 +450,11 @@ static void sampler_dealloc(SamplerObject *self)
 
 /* sample(logits): a float32 buffer of n_vocab logits (numpy, array,
  * bytes); the id, or (id, logprob, [(id, logprob), ...]) with
- * top_logprobs. The id joins the penalties' history. */
+ * top_logprobs: the row's raw logprobs, as syshax-serve returns them
+ * (shx_logprobs). The id joins the penalties' history. */
 static PyObject *sampler_sample(SamplerObject *self, PyObject *args)
 {
-	struct shx_sample_out o;
+	struct shx_sample_out o, lp;
 	Py_buffer view;
 	PyObject *top;
 	int ret;
@@ -466,16 +472,19 @@ static PyObject *sampler_sample(SamplerObject *self, PyObject *args)
 		return NULL;
 	}
 	ret = shx_sampler_sample(self->s, view.buf, self->n_vocab, &o);
+	if (!ret && self->n_top)
+		ret = shx_logprobs(view.buf, self->n_vocab, o.id, self->n_top,
+				   &lp);
 	PyBuffer_Release(&view);
 	if (ret)
 		return raise_errno(ret, "sample (NaN or no finite logit?)");
 	shx_sampler_accept(self->s, o.id);
-	if (!o.n_top)
+	if (!self->n_top)
 		return PyLong_FromLong(o.id);
-	top = PyList_New(o.n_top);
-	for (int32_t i = 0; top && i < o.n_top; i++) {
-		PyObject *e = Py_BuildValue("(if)", o.top[i].id,
-					    o.top[i].logprob);
+	top = PyList_New(lp.n_top);
+	for (int32_t i = 0; top && i < lp.n_top; i++) {
+		PyObject *e = Py_BuildValue("(if)", lp.top[i].id,
+					    lp.top[i].logprob);
 
 		if (!e) {
 			Py_CLEAR(top);
@@ -483,7 +492,7 @@ static PyObject *sampler_sample(SamplerObject *self, PyObject *args)
 		}
 		PyList_SET_ITEM(top, i, e);
 	}
-	return top ? Py_BuildValue("(ifN)", o.id, o.logprob, top) : NULL;
+	return top ? Py_BuildValue("(ifN)", o.id, lp.logprob, top) : NULL;
 }
 
 static PyObject *sampler_accept(SamplerObject *self, PyObject *args)

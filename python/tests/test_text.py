@@ -101,3 +101,14 @@ def test_sampler():
     assert abs(lp - want[tid]) < 1e-4 and len(top) == 5
     assert [i for i, _ in top] == [int(i) for i in np.argsort(-logits)[:5]]
     assert sum(math.exp(v) for _, v in top) <= 1.0
+    # The raw row's logprobs, as syshax-serve returns them: a penalty
+    # that moves the draw away from the argmax leaves them as they were.
+    s = text.Sampler(2048, temperature=0.0, repeat_penalty=1e6,
+                     top_logprobs=2)
+    s.accept(int(np.argmax(logits)))
+    tid, lp, top = s.sample(logits)
+    assert tid == int(np.argsort(-logits)[1])
+    assert abs(lp - want[tid]) < 1e-4
+    assert top[0][0] == int(np.argmax(logits))
+    with pytest.raises(ValueError):
+        text.Sampler(8, top_logprobs=21)
