@@ -79,10 +79,8 @@ int shxk_cpu_describe(char *buf, size_t len)
 
 	shxk_cpu_info(&ci);
 #if defined(__x86_64__) || defined(__i386__)
-	/* No variant uses the tiles yet: say so rather than imply it. */
 	if (ci.amx)
-		return snprintf(buf, len, "%s; kernels %s; AMX%s%s%s %s%s "
-				"(no AMX kernels in this build)", ci.model,
+		return snprintf(buf, len, "%s; kernels %s; AMX%s%s%s %s%s", ci.model,
 				shxk_isa_name(),
 				ci.amx & SHXK_AMX_TILE ? " tile" : "",
 				ci.amx & SHXK_AMX_INT8 ? " int8" : "",

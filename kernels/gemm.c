@@ -113,12 +113,6 @@ static void x8_put_qs(uint8_t *col, size_t r, const uint8_t *qs, size_t nq)
 		memcpy(col + 2 * SHXK_X8 + (c * SHXK_X8 + r) * 8, qs + c * 8, 8);
 }
 
-static void x8_get_qs(const uint8_t *col, size_t r, uint8_t *qs, size_t nq)
-{
-	for (size_t c = 0; c < nq / 8; c++)
-		memcpy(qs + c * 8, col + 2 * SHXK_X8 + (c * SHXK_X8 + r) * 8, 8);
-}
-
 size_t shxk_repack_size(enum shxk_type t, enum shxk_layout layout,
 			size_t n, size_t k)
 {
@@ -198,7 +192,7 @@ int shxk_weights_row(const struct shxk_weights *w, size_t r, float *y)
 		uint8_t b[sizeof(struct shxk_block_q8_0)];
 
 		memcpy(b, col + 2 * (r % SHXK_X8), 2);
-		x8_get_qs(col, r % SHXK_X8, b + 2, bs - 2);
+		shxk_x8_get_qs(col, r % SHXK_X8, b + 2, bs - 2);
 		shxk_dequantize(w->type, b, y + j * SHXK_QK, SHXK_QK, 0, 1);
 	}
 	return 0;
@@ -306,7 +300,7 @@ static void gemm_quant(const struct shxk_gemm_args *a, enum shxk_type t,
 
 				if (x8) {
 					memcpy(&dh, b + 2 * r, 2);
-					x8_get_qs(b, r, qs, bs - 2);
+					shxk_x8_get_qs(b, r, qs, bs - 2);
 				} else {
 					memcpy(&dh, b, 2);
 					memcpy(qs, b + 2, bs - 2);

@@ -7,6 +7,8 @@
 #ifndef SHXK_INTERNAL_H
 #define SHXK_INTERNAL_H
 
+#include <string.h>
+
 #include "shxk.h"
 
 #define SHXK_X8 8	/* rows per SHXK_LAYOUT_X8 group */
@@ -92,6 +94,12 @@ extern const struct shxk_ops shxk_ops_avx2, shxk_ops_avx512;	/* x86 */
 extern const struct shxk_ops shxk_ops_avx512bf16;
 /* BF16 weights by vdpbf16ps (kernels/arch/x86/avx512bf16.c). */
 void shxk_gemm_bf16_avx512bf16(const struct shxk_gemm_args *a);
+/* Q8_0 and Q4_0 weights on AMX tiles (kernels/arch/x86/amx.c). */
+extern const struct shxk_ops shxk_ops_amx;
+void shxk_gemm_q8_0_amx(const struct shxk_gemm_args *a);
+void shxk_gemm_q4_0_amx(const struct shxk_gemm_args *a);
+void shxk_gemm_x8_q8_0_amx(const struct shxk_gemm_args *a);
+void shxk_gemm_x8_q4_0_amx(const struct shxk_gemm_args *a);
 extern const struct shxk_ops shxk_ops_neon, shxk_ops_dotprod;	/* Arm */
 extern const struct shxk_ops shxk_ops_i8mm2, shxk_ops_i8mm4, shxk_ops_sve;
 
@@ -108,6 +116,18 @@ const struct shxk_ops *shxk_cpu_select(const char *want, int *err);
 /* Per arch, once from shxk_init(): the CPU's name and AMX (x86: also
  * requests the tile permission). */
 void shxk_cpu_probe(struct shxk_cpu_info *ci);
+
+/*
+ * Row r's nq quants of the SHXK_LAYOUT_X8 block column col (gemm.c's
+ * shxk_repack writes it: the 8 rows' f16 scales, then 8-byte chunks of
+ * rows 0..7 in turn) into qs.
+ */
+static inline void shxk_x8_get_qs(const uint8_t *col, size_t r, uint8_t *qs,
+				  size_t nq)
+{
+	for (size_t c = 0; c < nq / 8; c++)
+		memcpy(qs + c * 8, col + 2 * SHXK_X8 + (c * SHXK_X8 + r) * 8, 8);
+}
 
 /* Stores v as element j of row i of the GEMM output. */
 static inline void shxk_store(const struct shxk_gemm_args *a, size_t i,

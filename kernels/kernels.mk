@@ -7,7 +7,7 @@ CPPFLAGS_tests += -I$(CURDIR)/kernels
 SHXK_COMMON := $(addprefix kernels/,convert.c quants.c gemm.c ffn.c moe.c \
 	attn.c dispatch.c)
 SHXK_X86 := $(addprefix kernels/arch/x86/,cpu-feats.c avx2.c avx512.c \
-	avx512bf16.c)
+	avx512bf16.c amx.c)
 SHXK_ARM := $(addprefix kernels/arch/arm/,cpu-feats.c neon.c dotprod.c \
 	i8mm.c sve.c)
 
@@ -17,7 +17,7 @@ SHXK_SRCS := $(SHXK_COMMON) $(SHXK_ARM)
 SHXK_ISAS := generic neon dotprod i8mm sve
 else
 SHXK_SRCS := $(SHXK_COMMON) $(SHXK_X86)
-SHXK_ISAS := generic avx2 avx512 avx512bf16
+SHXK_ISAS := generic avx2 avx512 avx512bf16 amx
 endif
 
 SHXK_TESTS := kernels_ut quant_ut
@@ -36,6 +36,10 @@ $(B)/kernels/arch/x86/avx512.o: CPPFLAGS_kernels += $(SHXK_FLAGS_avx512)
 $(B)/kernels/arch/x86/avx512bf16.o: CPPFLAGS_kernels += $(SHXK_FLAGS_avx512) \
 	-mavx512bf16
 
+SHXK_FLAGS_amx := $(SHXK_FLAGS_avx512) -mavx512bf16
+$(B)/kernels/arch/x86/amx.o: CPPFLAGS_kernels += $(SHXK_FLAGS_amx) \
+	-mamx-tile -mamx-int8
+
 $(B)/libshxk.a: $(SHXK_SRCS:%.c=$(B)/%.o)
 	@rm -f $@
 	$(AR) rcs $@ $^
@@ -49,6 +53,33 @@ ALL += $(B)/libshxk.a $(SHXK_TESTS:%=$(B)/tests/unit/%)
 check-kernels: $(SHXK_TESTS:%=$(B)/tests/unit/%)
 	tests/unit/run-isa.sh "$(SHXK_ISAS)" $^
 CHECKS += check-kernels
+
+# ---- x86: the amx variant on amx_model.h's C model of the tiles ----
+# The same tests, linked with amx.c and cpu-feats.c built with
+# SHXK_AMX_MODEL, so the tile code runs where the CPU has no AMX.
+ifneq ($(findstring aarch64,$(shell $(CC) -dumpmachine)),aarch64)
+SHXK_AMX_MODEL_OBJS := $(addprefix $(B)/amx-model/kernels/arch/x86/,amx.o \
+	cpu-feats.o)
+SHXK_AMX_MODEL_TESTS := $(SHXK_TESTS:%=$(B)/tests/unit/%-amx-model)
+
+$(B)/amx-model/kernels/arch/x86/amx.o: CPPFLAGS_kernels += $(SHXK_FLAGS_amx)
+$(B)/amx-model/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS_kernels) -DSHXK_AMX_MODEL -MMD -MP \
+		-c -o $@ $<
+
+$(SHXK_AMX_MODEL_TESTS): $(B)/tests/unit/%-amx-model: $(B)/tests/unit/%.o \
+		$(SHXK_AMX_MODEL_OBJS) $(filter-out $(SHXK_AMX_MODEL_OBJS:$(B)/amx-model/%=$(B)/%),\
+			$(SHXK_SRCS:%.c=$(B)/%.o))
+	$(CC) $(LDFLAGS) -o $@ $^ -lcunit -lm
+
+ALL += $(SHXK_AMX_MODEL_TESTS)
+
+.PHONY: check-kernels-amx-model
+check-kernels-amx-model: $(SHXK_AMX_MODEL_TESTS)
+	tests/unit/run-isa.sh "amx" $^
+CHECKS += check-kernels-amx-model
+endif
 
 # ---- aarch64: cross-built, run under qemu-user on three CPU models ----
 # CUnit comes from Debian multiarch (libcunit1-dev:arm64, see

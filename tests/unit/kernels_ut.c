@@ -228,8 +228,11 @@ static void t_gemm_case(const struct t_gemm *c)
 
 static void t_gemm_shapes(void)
 {
-	/* Every leftover height of tiles of 3, 4 and 6 activation rows. */
-	static const size_t ms[] = { 1, 2, 3, 4, 5, 8, 11, 13, 32 };
+	/*
+	 * Every leftover height of tiles of 3, 4 and 6 activation rows; the
+	 * amx variant's 16-row tiles, full and not, in one and two chunks.
+	 */
+	static const size_t ms[] = { 1, 2, 3, 4, 5, 8, 11, 13, 16, 32, 47, 81 };
 	static const size_t ns[] = { 1, 7, 8, 29, 64 };
 	static const size_t kqs[] = { 32, 96, 544 };
 	static const size_t kfs[] = { 1, 17, 64, 301 };

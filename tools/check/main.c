@@ -569,7 +569,8 @@ static void check_vfio(void)
 static void check_cpu(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	static const char *const names[] = { "avx2", "avx512", "avx512bf16" };
+	static const char *const names[] = { "avx2", "avx512", "avx512bf16",
+					     "amx" };
 #elif defined(__aarch64__)
 	static const char *const names[] = { "neon", "dotprod", "i8mm", "sve" };
 #else
@@ -629,7 +630,7 @@ static void check_cpu(void)
 	}
 	item("cpu", ST_OK, d, NULL, "%s: kernels %s (syshaxd's CPU engine); "
 	     "this CPU runs: %s; AMX %s", ci.model, shxk_isa_name(), list,
-	     ci.amx ? "usable (no AMX kernels in this build)" : "none");
+	     ci.amx ? "usable" : "none");
 }
 
 /* ---- the daemon's memory cap ----------------------------------------- */

@@ -692,8 +692,11 @@ static void gemm_x8_q4_0(const struct shxk_gemm_args *a)
 	gemm_x8(a, 1);
 }
 
-/* avx512bf16 is this table with vdpbf16ps for BF16 weights. */
-#define AVX512_OPS(NAME, GEMM_BF16) {					\
+/*
+ * avx512bf16 is this table with vdpbf16ps for BF16 weights; amx is
+ * avx512bf16's with the tile GEMMs of amx.c for Q8_0 and Q4_0.
+ */
+#define AVX512_OPS(NAME, GEMM_BF16, GEMM_Q8, GEMM_Q4, X8_Q8, X8_Q4) {	\
 	.name = NAME,							\
 	.quant = {							\
 		[SHXK_F16] = shxk_quant_f16_generic,			\
@@ -706,18 +709,23 @@ static void gemm_x8_q4_0(const struct shxk_gemm_args *a)
 		[SHXK_F32] = gemm_f32,					\
 		[SHXK_F16] = gemm_f16,					\
 		[SHXK_BF16] = GEMM_BF16,				\
-		[SHXK_Q8_0] = gemm_q8_0,				\
-		[SHXK_Q4_0] = gemm_q4_0,				\
+		[SHXK_Q8_0] = GEMM_Q8,					\
+		[SHXK_Q4_0] = GEMM_Q4,					\
 	},								\
 	.gemm_x8 = {							\
-		[SHXK_Q8_0] = gemm_x8_q8_0,				\
-		[SHXK_Q4_0] = gemm_x8_q4_0,				\
+		[SHXK_Q8_0] = X8_Q8,					\
+		[SHXK_Q4_0] = X8_Q4,					\
 	},								\
 	.attn_tile = attn_tile,						\
 	.swiglu = swiglu,						\
 	.widen = widen,							\
 }
 
-const struct shxk_ops shxk_ops_avx512 = AVX512_OPS("avx512", gemm_bf16);
-const struct shxk_ops shxk_ops_avx512bf16 =
-	AVX512_OPS("avx512bf16", shxk_gemm_bf16_avx512bf16);
+const struct shxk_ops shxk_ops_avx512 = AVX512_OPS("avx512", gemm_bf16,
+	gemm_q8_0, gemm_q4_0, gemm_x8_q8_0, gemm_x8_q4_0);
+const struct shxk_ops shxk_ops_avx512bf16 = AVX512_OPS("avx512bf16",
+	shxk_gemm_bf16_avx512bf16, gemm_q8_0, gemm_q4_0, gemm_x8_q8_0,
+	gemm_x8_q4_0);
+const struct shxk_ops shxk_ops_amx = AVX512_OPS("amx",
+	shxk_gemm_bf16_avx512bf16, shxk_gemm_q8_0_amx, shxk_gemm_q4_0_amx,
+	shxk_gemm_x8_q8_0_amx, shxk_gemm_x8_q4_0_amx);

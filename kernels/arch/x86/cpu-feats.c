@@ -18,6 +18,12 @@
 #define XCR0_AMX	0x60000	/* XTILECFG, XTILEDATA */
 
 /* asm/prctl.h (Linux 5.16), which Debian's libc headers do not carry. */
+/* CPUID.(7,0):EDX */
+#define CPUID7_AMX_BF16		(1u << 22)
+#define CPUID7_AMX_TILE		(1u << 24)
+#define CPUID7_AMX_INT8		(1u << 25)
+
+#define ARCH_GET_XCOMP_PERM	0x1022
 #define ARCH_REQ_XCOMP_PERM	0x1023
 #define XFEATURE_XTILEDATA	18
 
@@ -61,6 +67,27 @@ static int has_avx512bf16(void)
 	       (a & bit_AVX512BF16);
 }
 
+/*
+ * The amx variant: avx512bf16, AMX tiles and int8, and the tile state this
+ * process was granted (shxk_cpu_probe asks for it first). Built with
+ * SHXK_AMX_MODEL (the test build, amx_model.h), the tiles are C code and
+ * avx512bf16 is enough.
+ */
+static int has_amx(void)
+{
+#ifdef SHXK_AMX_MODEL
+	return has_avx512bf16();
+#else
+	unsigned a, b, c, d;
+	unsigned long perm = 0;
+
+	return has_avx512bf16() && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+	       (d & CPUID7_AMX_TILE) && (d & CPUID7_AMX_INT8) &&
+	       !syscall(SYS_arch_prctl, ARCH_GET_XCOMP_PERM, &perm) &&
+	       (perm & (1ul << XFEATURE_XTILEDATA));
+#endif
+}
+
 /* The brand string, leading and trailing blanks dropped. */
 static void brand(char *buf, size_t len)
 {
@@ -93,9 +120,9 @@ void shxk_cpu_probe(struct shxk_cpu_info *ci)
 	ci->amx_perm = -ENODEV;
 	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
 		return;
-	ci->amx = (d & (1u << 24) ? SHXK_AMX_TILE : 0) |
-		  (d & (1u << 25) ? SHXK_AMX_INT8 : 0) |
-		  (d & (1u << 22) ? SHXK_AMX_BF16 : 0);
+	ci->amx = (d & CPUID7_AMX_TILE ? SHXK_AMX_TILE : 0) |
+		  (d & CPUID7_AMX_INT8 ? SHXK_AMX_INT8 : 0) |
+		  (d & CPUID7_AMX_BF16 ? SHXK_AMX_BF16 : 0);
 	if (!(ci->amx & SHXK_AMX_TILE))
 		return;
 	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) ||
@@ -112,6 +139,7 @@ static const struct {
 	const struct shxk_ops *ops;
 	int (*probe)(void);
 } g_variants[] = {	/* best first */
+	{ "amx", &shxk_ops_amx, has_amx },
 	{ "avx512bf16", &shxk_ops_avx512bf16, has_avx512bf16 },
 	{ "avx512", &shxk_ops_avx512, has_avx512 },
 	{ "avx2", &shxk_ops_avx2, has_avx2 },
