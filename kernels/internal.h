@@ -94,8 +94,9 @@ extern const struct shxk_ops shxk_ops_avx2, shxk_ops_avx512;	/* x86 */
 extern const struct shxk_ops shxk_ops_avx512bf16;
 /* BF16 weights by vdpbf16ps (kernels/arch/x86/avx512bf16.c). */
 void shxk_gemm_bf16_avx512bf16(const struct shxk_gemm_args *a);
-/* Q8_0 and Q4_0 weights on AMX tiles (kernels/arch/x86/amx.c). */
+/* Q8_0, Q4_0 and BF16 weights on AMX tiles (kernels/arch/x86/amx.c). */
 extern const struct shxk_ops shxk_ops_amx;
+void shxk_gemm_bf16_amx(const struct shxk_gemm_args *a);
 void shxk_gemm_q8_0_amx(const struct shxk_gemm_args *a);
 void shxk_gemm_q4_0_amx(const struct shxk_gemm_args *a);
 void shxk_gemm_x8_q8_0_amx(const struct shxk_gemm_args *a);

@@ -38,7 +38,7 @@ $(B)/kernels/arch/x86/avx512bf16.o: CPPFLAGS_kernels += $(SHXK_FLAGS_avx512) \
 
 SHXK_FLAGS_amx := $(SHXK_FLAGS_avx512) -mavx512bf16
 $(B)/kernels/arch/x86/amx.o: CPPFLAGS_kernels += $(SHXK_FLAGS_amx) \
-	-mamx-tile -mamx-int8
+	-mamx-tile -mamx-int8 -mamx-bf16
 
 $(B)/libshxk.a: $(SHXK_SRCS:%.c=$(B)/%.o)
 	@rm -f $@

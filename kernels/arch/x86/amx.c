@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * AMX GEMMs for Q8_0 and Q4_0 weights (ROWS and X8 layouts) with at least
- * AMX_MIN_M activation rows: prefill, batched decode, MoE expert batches.
- * The "amx" table (avx512.c) is avx512bf16's with these four; fewer rows
- * go to avx512bf16's kernels, where tiles would sit mostly empty.
+ * AMX GEMMs for Q8_0 and Q4_0 weights (ROWS and X8 layouts) and BF16 ones
+ * with at least AMX_MIN_M activation rows: prefill, batched decode, MoE
+ * expert batches. The "amx" table (avx512.c) is avx512bf16's with these
+ * five; fewer rows go to avx512bf16's kernels, where tiles would sit
+ * mostly empty.
  *
  * One tdpbssd (s8 x s8) multiplies one 32-value block of 16 activation
  * rows (tile A: 16 rows of 32 bytes, loaded straight from the prepared
@@ -105,35 +106,38 @@ static inline void load_block(const struct shxk_gemm_args *a, int q4, int x8,
 }
 
 /*
- * The vpermt2d indices that transpose 16 rows of 8 dwords in three
- * rounds, each merging two registers: 2 rows x 8 -> 4 x 4 (x[h]),
- * 4 x 4 -> 8 x 2 (y[e]), 8 x 2 -> 16 x 1 (z[f]). Index i + 16 picks
- * element i of the second register.
+ * A transpose in rounds of vpermt2d, each merging two registers that hold
+ * r rows of d dwords into one that holds 2r rows of d / 2: dwords
+ * h * d / 2.. of both. Element i of the result is row i % 2r, dword
+ * i / 2r of those; the inputs hold row q, dword g at g * r + q, or at
+ * q * d + g when rowmajor (a plain load of r whole rows). Index i + 16
+ * picks element i of the second register.
  */
+static __m512i perm_index(int r, int d, int h, int rowmajor)
+{
+	int32_t idx[16];
+
+	for (int i = 0; i < 16; i++) {
+		int q = i % (2 * r), g = h * d / 2 + i / (2 * r);
+		int src = q < r ? 0 : 16;
+
+		q %= r;
+		idx[i] = src + (rowmajor ? q * d + g : g * r + q);
+	}
+	return _mm512_loadu_si512(idx);
+}
+
+/* Q8_0/Q4_0: 16 rows of 8 dwords, loaded two rows a register. */
 struct amx_perm {
 	__m512i x[2], y[2], z[2];
 };
 
 static void perm_init(struct amx_perm *p)
 {
-	int32_t x[2][16], y[2][16], z[2][16];
-
 	for (int h = 0; h < 2; h++) {
-		for (int i = 0; i < 16; i++) {
-			int g = i / 4, q = i % 4, g2 = i / 8, q8 = i % 8;
-
-			/* x[h][4g + q] = row q, dword 4h + g */
-			x[h][i] = (q < 2 ? 8 * q : 16 + 8 * (q - 2)) + 4 * h + g;
-			/* y[e][8g2 + q8] = row q8, dword 2e + g2 of x's */
-			y[h][i] = (q8 < 4 ? 0 : 16 - 4) + (2 * h + g2) * 4 + q8;
-			/* z[f][n] = row n, dword f of y's */
-			z[h][i] = (i < 8 ? 0 : 16 - 8) + h * 8 + i;
-		}
-	}
-	for (int h = 0; h < 2; h++) {
-		p->x[h] = _mm512_loadu_si512(x[h]);
-		p->y[h] = _mm512_loadu_si512(y[h]);
-		p->z[h] = _mm512_loadu_si512(z[h]);
+		p->x[h] = perm_index(2, 8, h, 1);	/* -> 4 rows x 4 */
+		p->y[h] = perm_index(4, 4, h, 0);	/* -> 8 rows x 2 */
+		p->z[h] = perm_index(8, 2, h, 0);	/* -> 16 rows x 1 */
 	}
 }
 
@@ -269,6 +273,164 @@ static void gemm_amx(const struct shxk_gemm_args *a, int q4, int x8)
 		for (size_t n = a->n0; n < a->n1; n += AMX_ROWS)
 			amx_tile(a, q4, x8, &p, n, a->n1 - n < AMX_ROWS ?
 				 a->n1 - n : AMX_ROWS, i0, mr);
+	}
+	_tile_release();
+}
+
+/* ---- BF16 weights: tdpbf16ps, the f32 sums stay in tiles over all K ---- */
+
+#define BF_K 32		/* bf16 values per tile row: 64 bytes */
+#define BF_MT 4		/* 16-row activation tiles per chunk: 4 C tiles */
+
+/* Tile numbers of the bf16 configuration. */
+#define BC0 0
+#define BC1 1
+#define BC2 2
+#define BC3 3
+#define BA 4
+#define BB 5
+
+static const struct amx_cfg g_cfg_bf16 = {
+	.palette = 1,
+	.colsb = { 64, 64, 64, 64, 64, 64 },
+	.rows = { AMX_ROWS, AMX_ROWS, AMX_ROWS, AMX_ROWS, AMX_ROWS, BF_K / 2 },
+};
+
+/* 16 rows of 16 dwords, one a register: four rounds. */
+struct amx_perm16 {
+	__m512i p[4][2];
+};
+
+static void perm16_init(struct amx_perm16 *p)
+{
+	for (int rd = 0; rd < 4; rd++)
+		for (int h = 0; h < 2; h++)
+			p->p[rd][h] = perm_index(1 << rd, 16 >> rd, h, 0);
+}
+
+/*
+ * v[q] = row q in, v[g] = dword g of rows 0..15 out. Before a round of r
+ * rows a register, v[s * r + b] holds rows s * r.. and dwords b * 16 / r..
+ */
+static inline void transpose16(const struct amx_perm16 *p, __m512i v[16])
+{
+	__m512i t[16];
+
+	for (int rd = 0, r = 1; rd < 4; rd++, r *= 2) {
+		for (int s = 0; s < 8 / r; s++)
+			for (int b = 0; b < r; b++)
+				for (int h = 0; h < 2; h++)
+					t[s * 2 * r + b * 2 + h] = _mm512_permutex2var_epi32(
+						v[2 * s * r + b], p->p[rd][h],
+						v[(2 * s + 1) * r + b]);
+		memcpy(v, t, sizeof(t));
+	}
+}
+
+/* The 32 bf16 of row p from e, zeros past k. */
+static inline __m512i bf_load(const uint16_t *p, size_t k, size_t e)
+{
+	__mmask32 m = k - e >= BF_K ? 0xffffffffu :
+				      (__mmask32)((1ull << (k - e)) - 1);
+
+	return _mm512_maskz_loadu_epi16(m, p + e);
+}
+
+/*
+ * Activation rows i..i+rows-1, values e..e+31, as tile BA: straight from
+ * the rows when whole, else a zero-padded copy in pad.
+ */
+#define BF_STEP(TC, u)							\
+	do {								\
+		size_t i_ = i0 + (u) * AMX_ROWS;			\
+		size_t rows_ = mr - (u) * AMX_ROWS < AMX_ROWS ?		\
+			       mr - (u) * AMX_ROWS : AMX_ROWS;		\
+									\
+		if (rows_ == AMX_ROWS && e + BF_K <= a->k) {		\
+			TILE_LOAD(BA, shxk_act_bf16(a->act + i_ * a->astride, \
+				  a->k) + e, a->astride);		\
+		} else {						\
+			for (size_t r_ = 0; r_ < rows_; r_++)		\
+				_mm512_store_si512(pad[r_], bf_load(	\
+					shxk_act_bf16(a->act + (i_ + r_) * \
+						      a->astride, a->k), \
+					a->k, e));			\
+			TILE_LOAD(BA, pad, 64);				\
+		}							\
+		_tile_dpbf16ps(TC, BA, BB);				\
+	} while (0)
+
+#define BF_OUT(TC, u)							\
+	do {								\
+		size_t rows_ = mr - (u) * AMX_ROWS < AMX_ROWS ?		\
+			       mr - (u) * AMX_ROWS : AMX_ROWS;		\
+									\
+		_tile_stored(TC, c, 64);				\
+		for (size_t i_ = 0; i_ < rows_; i_++)			\
+			for (size_t r_ = 0; r_ < nr; r_++)		\
+				shxk_store(a, i0 + (u) * AMX_ROWS + i_,	\
+					   n + r_, c[i_][r_]);		\
+	} while (0)
+
+/* Weight rows n..n+nr-1 (nr <= 16) x activation rows i0..i0+mr-1. */
+static void bf16_tile(const struct shxk_gemm_args *a,
+		      const struct amx_perm16 *p, size_t n, size_t nr,
+		      size_t i0, size_t mr)
+{
+	_Alignas(64) uint16_t pad[AMX_ROWS][BF_K] = { { 0 } };
+	_Alignas(64) int32_t bt[BF_K / 2][AMX_ROWS];
+	_Alignas(64) float c[AMX_ROWS][AMX_ROWS];
+	size_t mt = (mr + AMX_ROWS - 1) / AMX_ROWS;
+
+	_tile_zero(BC0);
+	_tile_zero(BC1);
+	_tile_zero(BC2);
+	_tile_zero(BC3);
+	for (size_t e = 0; e < a->k; e += BF_K) {
+		__m512i v[16];
+
+		for (size_t r = 0; r < AMX_ROWS; r++)
+			v[r] = r < nr ? bf_load((const uint16_t *)(a->w + (n + r) *
+					a->wstride), a->k, e) :
+					_mm512_setzero_si512();
+		transpose16(p, v);
+		for (int g = 0; g < BF_K / 2; g++)
+			_mm512_store_si512(bt[g], v[g]);
+		TILE_LOAD(BB, bt, 64);
+		BF_STEP(BC0, 0);
+		if (mt > 1)
+			BF_STEP(BC1, 1);
+		if (mt > 2)
+			BF_STEP(BC2, 2);
+		if (mt > 3)
+			BF_STEP(BC3, 3);
+	}
+	BF_OUT(BC0, 0);
+	if (mt > 1)
+		BF_OUT(BC1, 1);
+	if (mt > 2)
+		BF_OUT(BC2, 2);
+	if (mt > 3)
+		BF_OUT(BC3, 3);
+}
+
+void shxk_gemm_bf16_amx(const struct shxk_gemm_args *a)
+{
+	struct amx_perm16 p;
+
+	if (a->m < AMX_MIN_M) {
+		shxk_gemm_bf16_avx512bf16(a);
+		return;
+	}
+	perm16_init(&p);
+	_tile_loadconfig(&g_cfg_bf16);
+	for (size_t i0 = 0; i0 < a->m; i0 += BF_MT * AMX_ROWS) {
+		size_t mr = a->m - i0 < BF_MT * AMX_ROWS ? a->m - i0 :
+							   BF_MT * AMX_ROWS;
+
+		for (size_t n = a->n0; n < a->n1; n += AMX_ROWS)
+			bf16_tile(a, &p, n, a->n1 - n < AMX_ROWS ?
+				  a->n1 - n : AMX_ROWS, i0, mr);
 	}
 	_tile_release();
 }

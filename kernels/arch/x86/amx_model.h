@@ -2,7 +2,7 @@
 /*
  * A C model of the AMX instructions amx.c uses, after the Intel SDM's
  * pseudocode (LDTILECFG, TILERELEASE, TILEZERO, TILELOADD, TILESTORED,
- * TDPBSSD), palette 1: 8 tiles of up to 16 rows of 64 bytes. amx.c built
+ * TDPBSSD, TDPBF16PS), palette 1: 8 tiles of up to 16 rows of 64 bytes. amx.c built
  * with SHXK_AMX_MODEL uses these in place of the intrinsics, so its tile
  * logic runs in make test on CPUs without AMX (no emulator Debian packages
  * runs AMX). What the hardware faults on (#GP, #UD: a bad configuration,
@@ -129,11 +129,62 @@ static inline void amx_model_dpbssd(int c, int a, int b)
 #undef _tile_loadd
 #undef _tile_stored
 #undef _tile_dpbssd
+#undef _tile_dpbf16ps
+/* bf16 as f32, denormals as zero (DAZ). */
+static inline float amx_model_bf16(const uint8_t *p)
+{
+	uint32_t u = (uint32_t)(p[0] | p[1] << 8) << 16;
+	float f;
+
+	if (!(u & 0x7f800000))
+		u &= 0x80000000;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/*
+ * c[m][n] += a[m][2k] * b[k][2n], then += a[m][2k + 1] * b[k][2n + 1],
+ * for k < colsb[a] / 4: f32, round to nearest even, denormal results
+ * flushed to zero (FTZ). bf16 products are exact in f32.
+ */
+static inline void amx_model_dpbf16ps(int c, int a, int b)
+{
+	amx_model_use(c);
+	amx_model_use(a);
+	amx_model_use(b);
+	amx_model_trap(c == a || c == b || a == b ||
+		       amx_m.colsb[c] != amx_m.colsb[b] ||
+		       amx_m.rows[c] != amx_m.rows[a] ||
+		       amx_m.colsb[a] / 4 != amx_m.rows[b] ||
+		       amx_m.colsb[a] % 4 || amx_m.colsb[c] % 4);
+	for (int m = 0; m < amx_m.rows[c]; m++) {
+		for (int n = 0; n < amx_m.colsb[c] / 4; n++) {
+			float s;
+
+			memcpy(&s, &amx_m.t[c][m][4 * n], 4);
+			for (int k = 0; k < amx_m.colsb[a] / 4; k++) {
+				for (int i = 0; i < 2; i++) {
+					uint32_t u;
+
+					s += amx_model_bf16(&amx_m.t[a][m][4 * k + 2 * i]) *
+					     amx_model_bf16(&amx_m.t[b][k][4 * n + 2 * i]);
+					memcpy(&u, &s, 4);
+					if (!(u & 0x7f800000))
+						u &= 0x80000000;
+					memcpy(&s, &u, 4);
+				}
+			}
+			memcpy(&amx_m.t[c][m][4 * n], &s, 4);
+		}
+	}
+}
+
 #define _tile_loadconfig(cfg)		amx_model_loadconfig(cfg)
 #define _tile_release()			amx_model_release()
 #define _tile_zero(t)			amx_model_zero(t)
 #define _tile_loadd(t, base, stride)	amx_model_loadd(t, base, stride)
 #define _tile_stored(t, base, stride)	amx_model_stored(t, base, stride)
 #define _tile_dpbssd(c, a, b)		amx_model_dpbssd(c, a, b)
+#define _tile_dpbf16ps(c, a, b)		amx_model_dpbf16ps(c, a, b)
 
 #endif

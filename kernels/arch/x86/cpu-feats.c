@@ -68,7 +68,7 @@ static int has_avx512bf16(void)
 }
 
 /*
- * The amx variant: avx512bf16, AMX tiles and int8, and the tile state this
+ * The amx variant: avx512bf16, AMX tiles, int8 and bf16, and the tile state this
  * process was granted (shxk_cpu_probe asks for it first). Built with
  * SHXK_AMX_MODEL (the test build, amx_model.h), the tiles are C code and
  * avx512bf16 is enough.
@@ -83,6 +83,7 @@ static int has_amx(void)
 
 	return has_avx512bf16() && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
 	       (d & CPUID7_AMX_TILE) && (d & CPUID7_AMX_INT8) &&
+	       (d & CPUID7_AMX_BF16) &&
 	       !syscall(SYS_arch_prctl, ARCH_GET_XCOMP_PERM, &perm) &&
 	       (perm & (1ul << XFEATURE_XTILEDATA));
 #endif
