@@ -94,11 +94,8 @@ static inline void amx_model_stored(int t, void *base, long stride)
 		       amx_m.colsb[t]);
 }
 
-/*
- * c[m][n] += sum over k < colsb[a] / 4 and i < 4 of a[m][4k + i] *
- * b[k][4n + i], signed bytes, int32 sums that wrap.
- */
-static inline void amx_model_dpbssd(int c, int a, int b)
+/* A dot-product instruction's #UD checks: c = a x b must chain. */
+static inline void amx_model_dp_shapes(int c, int a, int b)
 {
 	amx_model_use(c);
 	amx_model_use(a);
@@ -108,6 +105,15 @@ static inline void amx_model_dpbssd(int c, int a, int b)
 		       amx_m.rows[c] != amx_m.rows[a] ||
 		       amx_m.colsb[a] / 4 != amx_m.rows[b] ||
 		       amx_m.colsb[a] % 4 || amx_m.colsb[c] % 4);
+}
+
+/*
+ * c[m][n] += sum over k < colsb[a] / 4 and i < 4 of a[m][4k + i] *
+ * b[k][4n + i], signed bytes, int32 sums that wrap.
+ */
+static inline void amx_model_dpbssd(int c, int a, int b)
+{
+	amx_model_dp_shapes(c, a, b);
 	for (int m = 0; m < amx_m.rows[c]; m++) {
 		for (int n = 0; n < amx_m.colsb[c] / 4; n++) {
 			uint32_t s;
@@ -149,14 +155,7 @@ static inline float amx_model_bf16(const uint8_t *p)
  */
 static inline void amx_model_dpbf16ps(int c, int a, int b)
 {
-	amx_model_use(c);
-	amx_model_use(a);
-	amx_model_use(b);
-	amx_model_trap(c == a || c == b || a == b ||
-		       amx_m.colsb[c] != amx_m.colsb[b] ||
-		       amx_m.rows[c] != amx_m.rows[a] ||
-		       amx_m.colsb[a] / 4 != amx_m.rows[b] ||
-		       amx_m.colsb[a] % 4 || amx_m.colsb[c] % 4);
+	amx_model_dp_shapes(c, a, b);
 	for (int m = 0; m < amx_m.rows[c]; m++) {
 		for (int n = 0; n < amx_m.colsb[c] / 4; n++) {
 			float s;
