@@ -68,9 +68,17 @@ $(B)/amx-model/%.o: %.c
 	$(CC) $(BASE_CFLAGS) $(CPPFLAGS_kernels) -DSHXK_AMX_MODEL -MMD -MP \
 		-c -o $@ $<
 
+# libshxk.a with those two objects: also what tests/engine's
+# check-engine-ops-amx-model links a syshaxd with.
+SHXK_AMX_MODEL_A := $(B)/libshxk-amx-model.a
+$(SHXK_AMX_MODEL_A): $(SHXK_AMX_MODEL_OBJS) $(filter-out \
+		$(SHXK_AMX_MODEL_OBJS:$(B)/amx-model/%=$(B)/%), \
+		$(SHXK_SRCS:%.c=$(B)/%.o))
+	@rm -f $@
+	$(AR) rcs $@ $^
+
 $(SHXK_AMX_MODEL_TESTS): $(B)/tests/unit/%-amx-model: $(B)/tests/unit/%.o \
-		$(SHXK_AMX_MODEL_OBJS) $(filter-out $(SHXK_AMX_MODEL_OBJS:$(B)/amx-model/%=$(B)/%),\
-			$(SHXK_SRCS:%.c=$(B)/%.o))
+		$(SHXK_AMX_MODEL_A)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcunit -lm
 
 ALL += $(SHXK_AMX_MODEL_TESTS)

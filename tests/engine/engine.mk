@@ -30,3 +30,30 @@ check-engine-ops: $(ENGINE_OPS_BIN) $(B)/syshaxd
 ALL	+= $(ENGINE_OPS_BIN)
 CHECKS	+= check-engine-ops
 VM_BINS	+= $(ENGINE_OPS_BIN)
+
+# x86: the same suite against a syshaxd whose kernels are the amx variant
+# on amx_model.h's C model of the tiles (kernels/kernels.mk), so FFN, MoE,
+# GEMM and whole-model jobs run through the tile code on any AVX-512 BF16
+# CPU. Exit 77 (SKIP) elsewhere.
+ifdef SHXK_AMX_MODEL_A
+$(B)/syshaxd-amx-model: $(SHXD_OBJS) $(SHXD_BROKER_OBJS) $(SHRT_A) \
+		$(SHXK_AMX_MODEL_A)
+	$(CC) $(LDFLAGS) -o $@ $(SHXD_OBJS) $(SHXD_BROKER_OBJS) $(SHRT_A) \
+		$(SHXD_BROKER_LIBS) \
+		$(subst $(B)/libshxk.a,$(SHXK_AMX_MODEL_A),$(SHXD_ENGINE_LIBS)) \
+		$(shell $(PKG_CONFIG) --libs libsystemd)
+
+.PHONY: check-engine-ops-amx-model
+check-engine-ops-amx-model: $(ENGINE_OPS_BIN) $(B)/syshaxd $(B)/syshaxd-amx-model
+	@if ! SYSHAX_ISA=amx $(B)/tests/unit/kernels_ut-amx-model >/dev/null; then \
+		echo "SKIP: check-engine-ops-amx-model: no AVX-512 BF16 here"; \
+	else \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		scripts/with-syshaxd $(B)/syshaxd --no-engine -- \
+			env SYSHAX_ISA=amx SYSHAX_ENGINE_CMD="$(B)/syshaxd-amx-model --engine-only --foreground" \
+			timeout 600 $(ENGINE_OPS_BIN); \
+	fi
+
+ALL	+= $(B)/syshaxd-amx-model
+CHECKS	+= check-engine-ops-amx-model
+endif
