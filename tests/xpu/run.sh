@@ -22,7 +22,7 @@
 #      worker while a CPU-only client decodes 250 (looped, killed
 #      afterwards; the daemon's cpu_max_batch_size is 256 so that branch
 #      5, the per-request rates, decides, not branch 3): the CPU's
-#      ~10000-14500 tokens/s over 250 rows is ~40-58 a sequence against
+#      ~9900-14600 tokens/s over 250 rows is ~40-58 a sequence against
 #      the worker's ~80-340 for its 1 (on the 2-vCPU AMD EPYC), so the
 #      worker keeps its sequence step after step ("XX", every step here,
 #      unloaded half of them), the tokens equal the CPU-only run's and
