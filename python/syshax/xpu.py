@@ -270,6 +270,7 @@ class Worker:
         self.cuda_maps: Dict[int, torch.Tensor] = {}
         self.win: List[Tuple[int, float]] = []
         self.decodes = 0
+        self.rates: List[float] = []    # reported with running > 0
 
     # ---- buffers ----
     def add_buffer(self, bid: int, fd: int) -> None:
@@ -396,7 +397,10 @@ class Worker:
         return tok / sec if sec > 0 else 0.0
 
     def report(self, ran: int) -> None:
-        self.ctx.run(ops.report_xpu(running=ran, tokens_per_s=self.rate()))
+        tps = self.rate()
+        self.ctx.run(ops.report_xpu(running=ran, tokens_per_s=tps))
+        if ran:
+            self.rates.append(tps)
 
     def hello(self, path: str) -> None:
         if path not in self.models:
@@ -445,7 +449,9 @@ class Worker:
                               "bytes)")
 
     def serve(self, conn: socket.socket) -> None:
-        """One client until it hangs up."""
+        """One client until it hangs up; then, in the log, the
+        tokens/s it reported while running sequences."""
+        self.rates = []
         try:
             while True:
                 msg, fds, _, _ = socket.recv_fds(conn, 1 << 16, 1)
@@ -474,6 +480,11 @@ class Worker:
         finally:
             self.drop_buffers()
             conn.close()
+            if self.rates:
+                print(f"syshax.xpu: client done: {len(self.rates)} reports "
+                      f"with running > 0, tokens_per_s "
+                      f"{min(self.rates):.0f}..{max(self.rates):.0f}",
+                      file=self.log, flush=True)
 
 
 class _CudaMem:

@@ -17,7 +17,17 @@
 #  (d) a worker slowed by --delay-ms: ENGINE_STATS' decode_deferred and
 #      decode_kept grow by exactly the run's X and C steps, and the CPU
 #      gets every step after one of the worker's (no "XX"), as many as
-#      with the unslowed worker or more.
+#      with the unslowed worker or more;
+#  (e) the reverse, with real rates: one sequence with the unslowed
+#      worker while a CPU-only client decodes 250 (looped, killed
+#      afterwards; the daemon's cpu_max_batch_size is 256 so that branch
+#      5, the per-request rates, decides, not branch 3): the CPU's
+#      ~9900-14600 tokens/s over 250 rows is ~40-58 a sequence against
+#      the worker's ~80-340 for its 1 (on the 2-vCPU AMD EPYC), so the
+#      worker keeps its sequence step after step ("XX", every step here,
+#      unloaded half of them), the tokens equal the CPU-only run's and
+#      decode_deferred/decode_kept, in ENGINE_STATS and in syshax-top
+#      --prometheus, grow by the run's X and C steps.
 #   tests/xpu/run.sh <build dir> <python>
 # Exit 77 (SKIP) when the python has no torch.
 set -u
@@ -32,14 +42,17 @@ if [ "${3:-}" != --inner ]; then
 		exit 77
 	fi
 	exec "$top/scripts/with-syshaxd" "$b/syshaxd" --threads 2 \
-		--model-dir "$b/models" -- "$0" "$b" "$py" --inner
+		--cpu-max-batch-size 256 --model-dir "$b/models" -- \
+		"$0" "$b" "$py" --inner
 fi
 
 export PYTHONPATH="$b/python/lib" PYTHONDONTWRITEBYTECODE=1
 fails=0
 dir=$(mktemp -d "${TMPDIR:-/tmp}/syshax-xpu.XXXXXX")
 wpid=
-trap '[ -n "$wpid" ] && kill "$wpid" 2>/dev/null; rm -rf "$dir"' EXIT
+lpid=
+trap '[ -n "$wpid" ] && kill "$wpid" 2>/dev/null
+[ -n "$lpid" ] && kill "$lpid" 2>/dev/null && wait "$lpid"; rm -rf "$dir"' EXIT
 
 ok() { echo "ok: $1"; }
 fail() { echo "FAIL: $1"; fails=$((fails + 1)); }
@@ -79,12 +92,44 @@ field() {
 	"$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
 }
 
-# ENGINE_STATS' decode_deferred and decode_kept, as "D K".
+# ENGINE_STATS' decode_deferred and decode_kept, and the DECODE rows the
+# CPU ran and the ns it ran them in, as "D K ROWS NS".
 counters() {
 	"$py" -c 'import syshax
 with syshax.open() as s:
     e = s.engine_stats()
-    print(e["decode_deferred"], e["decode_kept"])'
+    d = e["ops"]["decode"]
+    print(e["decode_deferred"], e["decode_kept"], d["tokens"], d["run_ns"])'
+}
+
+# load <seqs>: a CPU-only client decoding <seqs> sequences of 100 tokens,
+# again and again until killed (its syshax-run with it), in the
+# background as $lpid; back once the CPU has run 10 of its steps.
+load() {
+	local n=$1 r0 r
+	(
+		trap 'kill "$c" 2>/dev/null; exit' TERM
+		while :; do
+			"$b/syshax-run" -m "$b/models/$model" -t 2,7,1,8 -n 100 \
+				--seqs "$n" --kv-type f32 >/dev/null 2>&1 &
+			c=$!
+			wait "$c"
+		done
+	) &
+	lpid=$!
+	read -r _ _ r0 _ < <(counters)
+	for _ in $(seq 300); do
+		read -r _ _ r _ < <(counters)
+		[ $((r - r0)) -ge $((10 * n)) ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+stop_load() {
+	kill "$lpid" 2>/dev/null
+	wait "$lpid" 2>/dev/null
+	lpid=
 }
 
 for model in kjv-llama-f32.gguf kjv-qwen3moe-f32.gguf; do
@@ -141,9 +186,9 @@ for model in kjv-llama-f32.gguf kjv-qwen3moe-f32.gguf; do
 
 	# (d)
 	worker --delay-ms 40 || { fail "worker"; continue; }
-	read -r d0 k0 < <(counters)
+	read -r d0 k0 _ < <(counters)
 	run "$dir/d.json" --xpu-worker "$dir/x.sock"
-	read -r d1 k1 < <(counters)
+	read -r d1 k1 _ < <(counters)
 	stop_worker
 	sides=$(field "$dir/d.json" sides)
 	nx=$(field "$dir/d.json" steps_xpu)
@@ -155,6 +200,41 @@ for model in kjv-llama-f32.gguf kjv-qwen3moe-f32.gguf; do
 		ok "$model: worker slowed by 40 ms a step: decode_deferred +$((d1 - d0)), decode_kept +$((k1 - k0)) ($sides; unslowed: $fast_c on the CPU)"
 	else
 		fail "$model: slowed worker: deferred $d0->$d1, kept $k0->$k1: $(cat "$dir/d.json" "$dir/err")"
+	fi
+
+	# (e) One sequence with the unslowed worker, then the same while a
+	# CPU-only client decodes $nl sequences (< cpu_max_batch_size: branch
+	# 5, the per-request rates, decides, not branch 3).
+	nl=250
+	run "$dir/e-ref.json" --seqs 1 || { fail "$model: CPU-only run"; continue; }
+	worker || { fail "worker"; continue; }
+	run "$dir/e0.json" --seqs 1 --xpu-worker "$dir/x.sock"
+	if ! load "$nl"; then
+		fail "$model: the CPU-only client of $nl sequences did not decode"
+		stop_load
+		stop_worker
+		continue
+	fi
+	read -r d0 k0 r0 ns0 < <(counters)
+	run "$dir/e.json" --seqs 1 --xpu-worker "$dir/x.sock"
+	read -r d1 k1 r1 ns1 < <(counters)
+	stop_load
+	stop_worker
+	prom=$("$b/syshax-top" --prometheus)
+	sides=$(field "$dir/e.json" sides)
+	nx=$(field "$dir/e.json" steps_xpu)
+	nc=$(field "$dir/e.json" steps_cpu)
+	nx0=$(field "$dir/e0.json" steps_xpu)
+	cpu=$(((r1 - r0) * 1000000000 / (ns1 - ns0 + 1)))
+	wrate=$(grep 'client done' "$dir/w.log" | tail -1 | sed 's/.*tokens_per_s //')
+	if [ $((d1 - d0)) -eq "$nx" ] && [ $((k1 - k0)) -eq "$nc" ] &&
+	   [[ $sides == *XX* ]] && [ "$nx" -gt "$nx0" ] &&
+	   grep -qx "syshax_engine_decode_deferred_total $d1" <<<"$prom" &&
+	   grep -qx "syshax_engine_decode_kept_total $k1" <<<"$prom" &&
+	   [ "$(field "$dir/e.json" tokens)" = "$(field "$dir/e-ref.json" tokens)" ]; then
+		ok "$model: CPU busy with $nl sequences ($cpu tokens/s, $((cpu / nl)) a sequence) against the worker's $wrate for 1: branch 5 defers $nx of $((nx + nc)) steps ($sides; unloaded: $nx0), decode_deferred +$((d1 - d0)), decode_kept +$((k1 - k0)), as syshax-top --prometheus shows"
+	else
+		fail "$model: loaded CPU: deferred $d0->$d1, kept $k0->$k1, CPU $cpu tokens/s, worker $wrate, unloaded $(field "$dir/e0.json" sides): $(cat "$dir/e.json" "$dir/err" "$dir/w.log")"
 	fi
 done
 

@@ -5,6 +5,7 @@
 # (every check with the worker on the CPU) runs here.
 .PHONY: check-xpu
 check-xpu: $(PY_STAMP) $(B)/syshaxd $(B)/syshax-run $(B)/syshax-serve \
+		$(B)/syshax-top \
 		$(B)/models/kjv-llama-f32.gguf $(B)/models/kjv-qwen3moe-f32.gguf
 	@timeout 300 tests/xpu/run.sh $(B) $(PYTHON) || { rc=$$?; [ $$rc -eq 77 ] || exit $$rc; }
 	@timeout 300 tests/gpu/run.sh --dry-run $(B) || { rc=$$?; [ $$rc -eq 77 ] || exit $$rc; }
