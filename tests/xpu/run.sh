@@ -3,13 +3,16 @@
 # side of syshax-run, on the trained F32 models (make's build/models) with
 # f32 KV caches, against one syshaxd (userspace backend):
 #  (a) the greedy tokens of every sequence equal the CPU-only run's, with
-#      the prefills on the worker and the decode steps alternating
-#      between the sides (XCXC...: after a CPU step the worker reports
-#      running 0, the rule gives the idle xPU the next one; after its own
-#      step the CPU is the faster per request), llama and qwen3moe;
+#      the prefills on the worker and the decode steps on both sides: the
+#      first and every one after a CPU step on the worker (it reports
+#      running 0, branch 1 gives the idle xPU the step: never "CC"), the
+#      others by the rates (the CPU, several times faster per request,
+#      takes them here: XCXC...; on a loaded machine some go "XX"),
+#      llama and qwen3moe;
 #  (c) a worker that SIGKILLs itself in the middle of its 3rd decode step
 #      (after layer 0's K/V rows): that step and the later ones run on the
-#      CPU, the tokens still equal the CPU-only run's;
+#      CPU, the tokens still equal the CPU-only run's (XX or XCX, as the
+#      rates decide, then only C);
 #  syshax-serve with the worker (xpu_worker): one greedy request's tokens
 #      equal syshax-run's CPU-only ones, prefill on the worker and decode
 #      steps on both sides in /metrics; the same with the worker killed
@@ -24,10 +27,10 @@
 #      5, the per-request rates, decides, not branch 3): the CPU's
 #      ~9900-14600 tokens/s over 250 rows is ~40-58 a sequence against
 #      the worker's ~80-340 for its 1 (on the 2-vCPU AMD EPYC), so the
-#      worker keeps its sequence step after step ("XX", every step here,
-#      unloaded half of them), the tokens equal the CPU-only run's and
-#      decode_deferred/decode_kept, in ENGINE_STATS and in syshax-top
-#      --prometheus, grow by the run's X and C steps.
+#      worker keeps every step of its sequence (unloaded, as the rates
+#      decide: about half of them here), the tokens equal the CPU-only
+#      run's and decode_deferred/decode_kept, in ENGINE_STATS and in
+#      syshax-top --prometheus, grow by the run's X and C steps.
 #   tests/xpu/run.sh <build dir> <python>
 # Exit 77 (SKIP) when the python has no torch.
 set -u
@@ -144,7 +147,7 @@ for model in kjv-llama-f32.gguf kjv-qwen3moe-f32.gguf; do
 	sides=$(field "$dir/a.json" sides)
 	if [ "$(field "$dir/a.json" tokens)" = "$(field "$dir/ref.json" tokens)" ] &&
 	   [ "$(field "$dir/a.json" prefill_side)" = X ] &&
-	   [[ $sides =~ ^(XC)+X?$ ]]; then
+	   [[ $sides == X*C* && $sides != *CC* ]]; then
 		ok "$model: worker: 4 x 24 tokens equal the CPU-only run's, prefill X, steps $sides"
 	else
 		fail "$model: worker: $(cat "$dir/a.json" "$dir/err" "$dir/w.log")"
@@ -178,7 +181,7 @@ for model in kjv-llama-f32.gguf kjv-qwen3moe-f32.gguf; do
 	sides=$(field "$dir/c.json" sides)
 	if [ "$rc" -eq 0 ] && [ "$wrc" -eq 137 ] &&
 	   [ "$(field "$dir/c.json" tokens)" = "$(field "$dir/ref.json" tokens)" ] &&
-	   [[ $sides =~ ^XCXCC+$ ]] && grep -q "worker is gone" "$dir/err"; then
+	   [[ $sides =~ ^XC?XC+$ ]] && grep -q "worker is gone" "$dir/err"; then
 		ok "$model: worker killed in its 3rd step: the rest on the CPU ($sides), tokens equal"
 	else
 		fail "$model: killed worker (run $rc, worker $wrc): $(cat "$dir/c.json" "$dir/err" "$dir/w.log")"
@@ -227,8 +230,12 @@ for model in kjv-llama-f32.gguf kjv-qwen3moe-f32.gguf; do
 	nx0=$(field "$dir/e0.json" steps_xpu)
 	cpu=$(((r1 - r0) * 1000000000 / (ns1 - ns0 + 1)))
 	wrate=$(grep 'client done' "$dir/w.log" | tail -1 | sed 's/.*tokens_per_s //')
+	# Every report of the worker faster per request than the loaded CPU,
+	# so branch 5 defers every step. The unloaded run's split is only
+	# shown: its rates are too close to call (12 of 23 deferred here, all
+	# 23 once in CI).
 	if [ $((d1 - d0)) -eq "$nx" ] && [ $((k1 - k0)) -eq "$nc" ] &&
-	   [[ $sides == *XX* ]] && [ "$nx" -gt "$nx0" ] &&
+	   [ $((cpu / nl)) -lt "${wrate%%..*}" ] && [[ $sides =~ ^X+$ ]] &&
 	   grep -qx "syshax_engine_decode_deferred_total $d1" <<<"$prom" &&
 	   grep -qx "syshax_engine_decode_kept_total $k1" <<<"$prom" &&
 	   [ "$(field "$dir/e.json" tokens)" = "$(field "$dir/e-ref.json" tokens)" ]; then
