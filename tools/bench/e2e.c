@@ -537,9 +537,11 @@ static int measure(const struct e2e_conf *c, struct ours *o, struct peer *p,
 	m->gbps = NAN;
 	for (unsigned int i = 0; !ret && i <= c->nseqs; i++) {
 		struct e2e_row *r = &m->rows[i];
-		int probe = i && c->seqs[i - 1] == 1 && isnan(m->gbps);
+		int probe;
 
 		r->n = i ? c->seqs[i - 1] : c->prompt;
+		/* batch1()'s row: the first decode row of one sequence */
+		probe = i && r->n == 1 && isnan(m->gbps);
 		r->ours = r->llama = NAN;
 		fprintf(stderr, "e2e: %s: %s %u\n", m->file,
 			i ? "decode, sequences" : "prompt, tokens", r->n);
@@ -638,7 +640,6 @@ static double roof_pct(const struct e2e_model *m, unsigned int nrows,
 static void print_json_model(const struct e2e_model *m, unsigned int nrows,
 			     const char *sep)
 {
-
 	printf("  {\"file\": \"%s\", \"arch\": \"%s\", \"preset\": \"%s\", "
 	       "\"layers\": %u, \"type\": \"%s\", \"weight_bytes\": %llu, "
 	       "\"step_bytes\": %llu, ", m->file, m->arch, m->preset,
