@@ -399,17 +399,21 @@ int main(int argc, char **argv)
 	shxd_log_init("syshaxd", cfg.foreground);
 	raise_nofile();
 	log_cpu(&cfg);
-	if (cfg.preload[0] && preload(&cfg))
-		return 1;
+	/* Every exit from here stops the workers first: a thread still
+	 * starting while exit() runs the libraries' destructors crashes. */
+	ret = cfg.preload[0] ? preload(&cfg) : 0;
+	if (ret)
+		goto out;
 	ret = setup_signals();
 	if (ret) {
 		shxd_log(LOG_ERR, "signals: %s", strerror(-ret));
-		return 1;
+		goto out;
 	}
 	threads = calloc(cfg.engine_threads, sizeof(*threads));
 	if (!threads) {
 		shxd_log(LOG_ERR, "out of memory");
-		return 1;
+		ret = -ENOMEM;
+		goto out;
 	}
 	mode = cfg.mode;
 	if (mode == SHXD_MODE_AUTO && access(SYSHAX_DEV, F_OK) == 0)
@@ -424,6 +428,7 @@ int main(int argc, char **argv)
 	else
 		ret = run_broker(&cfg, threads, mode != SHXD_MODE_NO_ENGINE);
 	free(threads);
+out:
 	shxd_wreg_clear();
 	shxd_cpu_destroy(g_cpu);
 	shxd_log(LOG_INFO, "exiting%s", ret ? " on error" : "");
