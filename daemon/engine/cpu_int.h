@@ -100,6 +100,7 @@ int shxd_attn_run(struct shxd_cpu *cpu, const struct shxd_attn_seq *seq,
  * (splits long contexts in chunks, grows scratch), work on every worker,
  * then, after a barrier over all of them, merge of sequences [s0, s1). */
 struct shxd_attn {
+	struct shxd_pool *pool;		/* whose threads claim the items */
 	const struct shxd_attn_seq *seq;
 	const float *q;
 	float *out, *parts, *ml;	/* per chunk: out and max/sum */

@@ -19,20 +19,24 @@
 void shxd_attn_work(const struct shxd_attn *t, const struct shxd_worker *w)
 {
 	size_t group = t->qh / t->kvh;
-	size_t items = t->seqs * t->kvh * t->chunks;
+	size_t items = t->seqs * t->kvh * t->chunks, a, b;
 
-	for (size_t i = w->gtid; i < items; i += w->gnthr) {
-		size_t c = i % t->chunks, kvh = i / t->chunks % t->kvh;
-		size_t s = i / t->chunks / t->kvh;
-		size_t len = t->seq[s].len;
-		size_t c0 = len * c / t->chunks, c1 = len * (c + 1) / t->chunks;
-		size_t po = (s * t->chunks + c) * t->qh;
+	/* Claimed: sequences of a batch differ in length. */
+	while (shxd_pool_gclaim(t->pool, w, items, 1, &a, &b))
+		for (size_t i = a; i < b; i++) {
+			size_t c = i % t->chunks, kvh = i / t->chunks % t->kvh;
+			size_t s = i / t->chunks / t->kvh;
+			size_t len = t->seq[s].len;
+			size_t c0 = len * c / t->chunks;
+			size_t c1 = len * (c + 1) / t->chunks;
+			size_t po = (s * t->chunks + c) * t->qh;
 
-		shxk_attn_decode(&t->seq[s].kv, t->seq[s].bt,
-				 t->q + s * t->qh * t->hd, t->qh, t->scale, c0,
-				 c1, t->parts + po * t->hd, t->ml + po * 2,
-				 kvh * group, (kvh + 1) * group);
-	}
+			shxk_attn_decode(&t->seq[s].kv, t->seq[s].bt,
+					 t->q + s * t->qh * t->hd, t->qh,
+					 t->scale, c0, c1,
+					 t->parts + po * t->hd, t->ml + po * 2,
+					 kvh * group, (kvh + 1) * group);
+		}
 }
 
 void shxd_attn_merge(const struct shxd_attn *t, size_t s0, size_t s1)
@@ -54,7 +58,8 @@ int shxd_attn_setup(struct shxd_attn *t, struct shxd_cpu *cpu,
 	size_t maxlen = 0, qn;
 
 	*t = (struct shxd_attn){
-		.seq = seq, .q = q, .out = out, .seqs = n, .qh = qh,
+		.pool = cpu->pool, .seq = seq, .q = q, .out = out, .seqs = n,
+		.qh = qh,
 		.hd = seq[0].kv.head_dim, .kvh = seq[0].kv.kv_heads,
 		.chunks = 1, .scale = scale,
 	};

@@ -37,14 +37,21 @@ static void prepare(struct shxd_pool *pool, const struct shxd_worker *w,
 	prepare_ld(pool, w, wt, x, k, k, mc, act);
 }
 
-/* y[0..mc) x this thread's rows of wt, into y (ld ldy). */
-static void gemm_rows(const struct shxd_worker *w, const struct shxk_weights *wt,
-		      const void *act, size_t mc, float *y, size_t ldy)
+/* Rows of a matrix in a phase's row space: padded so that every chunk
+ * edge falls on an SHXD_SPLIT_ALIGN multiple of each matrix's rows. */
+static size_t span(size_t n)
+{
+	return (n + SHXD_SPLIT_ALIGN - 1) / SHXD_SPLIT_ALIGN * SHXD_SPLIT_ALIGN;
+}
+
+/* y[0..mc) x wt's rows, claimed chunk by chunk, into y (ld ldy). */
+static void gemm_rows(struct shxd_pool *pool, const struct shxd_worker *w,
+		      const struct shxk_weights *wt, const void *act, size_t mc,
+		      float *y, size_t ldy)
 {
 	size_t a, b;
 
-	shxd_split(wt->n, SHXD_SPLIT_ALIGN, w->tid, w->nthr, &a, &b);
-	if (a < b)
+	while (shxd_pool_claim(pool, w, wt->n, SHXD_SPLIT_ALIGN, &a, &b))
 		shxk_gemm(wt, act, mc, y, SHXK_F32, ldy, a, b);
 }
 
@@ -52,9 +59,61 @@ static void gemm_rows(const struct shxd_worker *w, const struct shxk_weights *wt
  * A matrix split by rows: each pool writes its columns [b[p], b[p+1]) of
  * out. Split by columns (FFN down): each pool multiplies its slice of X's
  * columns by its slice of W's and writes all n columns of its partial
- * output, summed by shxd_gemm_run_n. Matrices of one type share the
- * prepared activations of a chunk.
+ * output, summed by shxd_gemm_run_n.
  */
+static float *lin_out(const struct shxd_lin *t, unsigned int i,
+		      unsigned int pool, size_t c)
+{
+	const struct shxd_mat *m = t->w[i];
+
+	return m->by_cols ? t->pout[pool] + c * m->n :
+	       t->out[i] + c * m->n + m->b[pool];
+}
+
+/* The end of the phase from t->w[i] (rows in w's pool): the matrices
+ * after it that share its prepared activations, of one type and none
+ * split by columns (each of those has its own slice of X). */
+static unsigned int phase_end(const struct shxd_lin *t, unsigned int i,
+			      unsigned int pool)
+{
+	enum shxk_type type = t->w[i]->part[pool].type;
+	unsigned int j = i + 1;
+
+	for (; !t->w[i]->by_cols && j < t->nw; j++) {
+		const struct shxk_weights *wt = &t->w[j]->part[pool];
+
+		if (wt->n && (t->w[j]->by_cols || wt->type != type))
+			break;
+	}
+	return j;
+}
+
+/* Matrices [i, j)'s rows of w's pool laid end to end, claimed as one
+ * phase: threads even out over Q, K and V together. */
+static void gemm_phase(const struct shxd_lin *t, const struct shxd_worker *w,
+		       unsigned int i, unsigned int j, size_t c, size_t mc,
+		       const void *act)
+{
+	size_t n = 0, a, b;
+
+	for (unsigned int k = i; k < j; k++)
+		n += span(t->w[k]->part[w->pool].n);
+	while (shxd_pool_claim(t->cpu->pool, w, n, SHXD_SPLIT_ALIGN, &a, &b)) {
+		size_t base = 0;
+
+		for (unsigned int k = i; k < j && base < b; k++) {
+			const struct shxk_weights *wt = &t->w[k]->part[w->pool];
+			size_t lo = a > base ? a - base : 0;
+			size_t hi = min_sz(b - base, wt->n);
+
+			if (lo < hi)
+				shxk_gemm(wt, act, mc, lin_out(t, k, w->pool, c),
+					  SHXK_F32, t->w[k]->n, lo, hi);
+			base += span(wt->n);
+		}
+	}
+}
+
 static void gemm_worker(struct shxd_lin *t, const struct shxd_worker *w)
 {
 	struct shxd_pool *pool = t->cpu->pool;
@@ -62,26 +121,24 @@ static void gemm_worker(struct shxd_lin *t, const struct shxd_worker *w)
 
 	for (size_t c = 0; c < t->m; c += SHXK_GEMM_MAX_M) {
 		size_t mc = min_sz(t->m - c, SHXK_GEMM_MAX_M);
-		int prepared = -1;
+		bool prepared = false;
 
-		for (unsigned int i = 0; i < t->nw; i++) {
+		for (unsigned int i = 0, j; i < t->nw; i = j) {
 			const struct shxd_mat *m = t->w[i];
 			const struct shxk_weights *wt = &m->part[w->pool];
 			size_t xoff = m->by_cols ? m->b[w->pool] : 0;
-			float *out = m->by_cols ? t->pout[w->pool] + c * m->n :
-				     t->out[i] + c * m->n + m->b[w->pool];
 
+			j = i + 1;
 			if (!wt->n)
 				continue;
-			if (prepared != (int)wt->type || m->by_cols) {
-				/* act is rewritten: wait for its readers. */
-				if (prepared >= 0)
-					shxd_pool_barrier(pool, w);
-				prepare_ld(pool, w, wt, t->in + c * t->k + xoff,
-					   t->k, wt->k, mc, act);
-				prepared = (int)wt->type;
-			}
-			gemm_rows(w, wt, act, mc, out, m->n);
+			j = phase_end(t, i, w->pool);
+			/* act is rewritten: wait for its readers. */
+			if (prepared)
+				shxd_pool_barrier(pool, w);
+			prepare_ld(pool, w, wt, t->in + c * t->k + xoff, t->k,
+				   wt->k, mc, act);
+			prepared = true;
+			gemm_phase(t, w, i, j, c, mc, act);
 		}
 		/* The next chunk rewrites act. */
 		shxd_pool_barrier(pool, w);
@@ -119,19 +176,19 @@ static void seg_worker(struct shxd_lin *t, const struct shxd_seg *s,
 						 act_u, a, b);
 		}
 		shxd_pool_barrier(pool, w);
-		/* Gate, up and SwiGLU on this thread's columns of G and U:
+		/* Gate, up and SwiGLU on the claimed columns of G and U:
 		 * nothing here needs another thread's. */
-		shxd_split(f, SHXD_SPLIT_ALIGN, w->tid, w->nthr, &a, &b);
-		if (a < b) {
+		while (shxd_pool_claim(pool, w, f, SHXD_SPLIT_ALIGN, &a, &b)) {
 			shxk_gemm(g, sc[SC_ACT].p, mc, G, SHXK_F32, f, a, b);
 			shxk_gemm(u, act_u, mc, U, SHXK_F32, f, a, b);
 			shxk_swiglu(G, f, U, f, G, f, mc, a, b);
 		}
 		shxd_pool_barrier(pool, w);
 		prepare(pool, w, d, G, f, mc, sc[SC_ACTD].p);
-		gemm_rows(w, d, sc[SC_ACTD].p, mc, out + c * hid, hid);
+		gemm_rows(pool, w, d, sc[SC_ACTD].p, mc, out + c * hid, hid);
 		/* No barrier: the next chunk writes act and G, which no
-		 * thread reads any more, and actd only after two barriers. */
+		 * thread reads any more, and actd only after two barriers;
+		 * its first barrier also ends this chunk's claims. */
 	}
 }
 

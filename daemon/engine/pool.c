@@ -42,6 +42,9 @@ struct node_pool {
 	int node;
 	unsigned int nthr;
 	struct barrier bar;
+	/* The next item of the pool's claiming phase; 0 at every barrier
+	 * the pool's threads pass and at the start of a run. */
+	_Alignas(64) atomic_size_t next;
 };
 
 /* How long a thread spins at a barrier before it sleeps. */
@@ -80,6 +83,8 @@ struct shxd_pool {
 	unsigned int npools, nthreads;
 	struct node_pool pools[SHXD_MAX_POOLS];
 	struct barrier all;		/* every worker of every pool */
+	/* The global claiming phase's next item (see node_pool's). */
+	_Alignas(64) atomic_size_t gnext;
 	struct worker *workers;
 
 	pthread_mutex_t lock;
@@ -477,12 +482,24 @@ void shxd_pool_describe(const struct shxd_pool *p, char *buf, size_t len)
 	}
 }
 
+/* Pool i's claim counter, or every counter (i == SHXD_MAX_POOLS). */
+static void claims_reset(struct shxd_pool *p, unsigned int i)
+{
+	for (unsigned int k = 0; k < p->npools; k++)
+		if (i == SHXD_MAX_POOLS || i == k)
+			atomic_store_explicit(&p->pools[k].next, 0,
+					      memory_order_relaxed);
+	if (i == SHXD_MAX_POOLS)
+		atomic_store_explicit(&p->gnext, 0, memory_order_relaxed);
+}
+
 void shxd_pool_run(struct shxd_pool *p, shxd_pool_fn fn, void *arg)
 {
 	pthread_mutex_lock(&p->lock);
 	p->fn = fn;
 	p->arg = arg;
 	p->running = p->nthreads;
+	claims_reset(p, SHXD_MAX_POOLS);
 	__atomic_store_n(&p->gen, p->gen + 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&p->wake);
 	/* The caller sleeps: polling here would take turns with a worker
@@ -492,20 +509,28 @@ void shxd_pool_run(struct shxd_pool *p, shxd_pool_fn fn, void *arg)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* Waits until n threads have arrived at b. */
-static void barrier_wait(struct barrier *b, unsigned int n)
+/*
+ * Waits until n threads have arrived at b; the last to arrive resets the
+ * claim counters of pool reset (all: SHXD_MAX_POOLS) before it lets the
+ * others go, so that none claims from the phase before.
+ */
+static void barrier_wait(struct shxd_pool *p, struct barrier *b,
+			 unsigned int n, unsigned int reset)
 {
 	unsigned int ph;
 	uint64_t until = 0;
 
-	if (n < 2)
+	if (n < 2) {
+		claims_reset(p, reset);
 		return;
+	}
 	ph = atomic_load_explicit(&b->phase, memory_order_acquire);
 	if (atomic_fetch_add_explicit(&b->arrived, 1,
 				      memory_order_acq_rel) + 1 == n) {
 		/* Reset before the release: a thread past this barrier
 		 * arrives at the next one only after it sees the phase. */
 		atomic_store_explicit(&b->arrived, 0, memory_order_relaxed);
+		claims_reset(p, reset);
 		atomic_fetch_add(&b->phase, 1);
 		if (atomic_load(&b->sleepers))
 			futex_wake_all(&b->phase);
@@ -532,10 +557,43 @@ static void barrier_wait(struct barrier *b, unsigned int n)
 
 void shxd_pool_barrier(struct shxd_pool *p, const struct shxd_worker *w)
 {
-	barrier_wait(&p->pools[w->pool].bar, w->nthr);
+	barrier_wait(p, &p->pools[w->pool].bar, w->nthr, w->pool);
 }
 
 void shxd_pool_gbarrier(struct shxd_pool *p, const struct shxd_worker *w)
 {
-	barrier_wait(&p->all, w->gnthr);
+	barrier_wait(p, &p->all, w->gnthr, SHXD_MAX_POOLS);
+}
+
+static bool claim(atomic_size_t *next, size_t n, size_t align,
+		  unsigned int threads, size_t *a, size_t *b)
+{
+	size_t i = atomic_load_explicit(next, memory_order_relaxed), c;
+
+	/* Guided: a share of what is left, so that the last chunks, the
+	 * ones a thread may wait for at the barrier, are short. */
+	do {
+		if (i >= n)
+			return false;
+		c = (n - i) / (2 * (size_t)threads);
+		c = c < align ? align : (c + align - 1) / align * align;
+		c = c < n - i ? c : n - i;
+	} while (!atomic_compare_exchange_weak_explicit(next, &i, i + c,
+							memory_order_relaxed,
+							memory_order_relaxed));
+	*a = i;
+	*b = i + c;
+	return true;
+}
+
+bool shxd_pool_claim(struct shxd_pool *p, const struct shxd_worker *w,
+		     size_t n, size_t align, size_t *a, size_t *b)
+{
+	return claim(&p->pools[w->pool].next, n, align, w->nthr, a, b);
+}
+
+bool shxd_pool_gclaim(struct shxd_pool *p, const struct shxd_worker *w,
+		      size_t n, size_t align, size_t *a, size_t *b)
+{
+	return claim(&p->gnext, n, align, w->gnthr, a, b);
 }

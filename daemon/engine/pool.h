@@ -14,6 +14,7 @@
 #ifndef SHXD_POOL_H
 #define SHXD_POOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "syshax.h"
@@ -73,6 +74,23 @@ void shxd_pool_barrier(struct shxd_pool *p, const struct shxd_worker *w);
 /* The same over every thread of every pool (a phase that reads what
  * other nodes wrote). */
 void shxd_pool_gbarrier(struct shxd_pool *p, const struct shxd_worker *w);
+
+/*
+ * A claiming phase: the threads of w's pool take [*a, *b) of n items in
+ * turn, each as soon as it is done with its last, a share of what is
+ * left at a time cut at multiples of align, until shxd_pool_claim
+ * returns false (every item taken). A thread the host slows down takes
+ * fewer items instead of holding the others at the next barrier. Every
+ * thread of the pool runs the phase to its end, and the pool's threads
+ * meet at a barrier (pool or global) before the next claiming phase: the
+ * barrier starts the count again.
+ */
+bool shxd_pool_claim(struct shxd_pool *p, const struct shxd_worker *w,
+		     size_t n, size_t align, size_t *a, size_t *b);
+/* The same over every thread of every pool, phases ended by global
+ * barriers (work that reads no node-local copy: attention). */
+bool shxd_pool_gclaim(struct shxd_pool *p, const struct shxd_worker *w,
+		      size_t n, size_t align, size_t *a, size_t *b);
 
 /*
  * Parses a CUSTOM_CPU_AFFINITY list ("0-7", "0-159:2,1,3", sysHAX's

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* syshaxd's worker pools (daemon/engine/pool.c): CPU lists, the even
- * split over nodes, runs and node barriers. */
+ * split over nodes, runs, node barriers and claiming phases. */
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -129,6 +130,90 @@ static void t_runs_polled(void)
 	runs(2000);
 }
 
+/* Items of a claiming phase: not a multiple of the alignment. */
+#define CLAIM_N		1000
+#define CLAIM_ALIGN	32
+#define CLAIM_PHASES	4	/* the last over all pools */
+
+struct claims {
+	atomic_uint hits[CLAIM_PHASES][SHXD_MAX_POOLS][CLAIM_N];
+	atomic_uint slow_items, slow_threads;
+	atomic_int bad;
+};
+
+static void claim_phase(struct claims *c, const struct shxd_worker *w,
+			int phase)
+{
+	bool global = phase == CLAIM_PHASES - 1;
+	size_t a, b, taken = 0;
+
+	while (global ? shxd_pool_gclaim(g_pool, w, CLAIM_N, CLAIM_ALIGN, &a, &b) :
+			shxd_pool_claim(g_pool, w, CLAIM_N, CLAIM_ALIGN, &a, &b)) {
+		if (a % CLAIM_ALIGN || a >= b || b > CLAIM_N ||
+		    (b % CLAIM_ALIGN && b != CLAIM_N))
+			atomic_fetch_add(&c->bad, 1);
+		for (size_t i = a; i < b && b <= CLAIM_N; i++)
+			atomic_fetch_add(&c->hits[phase][global ? 0 : w->pool][i],
+					 1);
+		taken += b - a;
+	}
+	if (phase == 2 && !w->tid && w->nthr > 1) {
+		atomic_fetch_add(&c->slow_items, (unsigned int)taken);
+		atomic_fetch_add(&c->slow_threads, 1);
+	}
+}
+
+/* Three phases of each pool, the first two ended by a node and a global
+ * barrier; in the third each pool's first thread comes 50 ms late; after
+ * a global barrier one phase over all pools, ended by the run's end. */
+static void claimer(void *arg, const struct shxd_worker *w)
+{
+	struct claims *c = arg;
+
+	claim_phase(c, w, 0);
+	shxd_pool_barrier(g_pool, w);
+	claim_phase(c, w, 1);
+	shxd_pool_gbarrier(g_pool, w);
+	if (!w->tid)
+		usleep(50000);
+	claim_phase(c, w, 2);
+	shxd_pool_gbarrier(g_pool, w);
+	claim_phase(c, w, 3);
+}
+
+static void t_claims(void)
+{
+	struct shxd_pool_conf conf = { 0 };
+	static struct claims c;
+	char err[256];
+
+	CU_ASSERT_EQUAL_FATAL(shxd_pool_create(&conf, &g_pool, err,
+					       sizeof(err)), 0);
+	for (int r = 0; r < 20; r++) {
+		unsigned int wrong = 0;
+
+		memset(&c, 0, sizeof(c));
+		shxd_pool_run(g_pool, claimer, &c);
+		CU_ASSERT_EQUAL(atomic_load(&c.bad), 0);
+		/* Every item of every phase once in each pool (once in
+		 * all for the global one): the barriers and the run's start
+		 * begin the count again. */
+		for (int ph = 0; ph < CLAIM_PHASES; ph++)
+			for (unsigned int p = 0; p < shxd_pool_count(g_pool); p++)
+				for (int i = 0; i < CLAIM_N; i++)
+					wrong += atomic_load(&c.hits[ph][p][i]) !=
+						 (ph < CLAIM_PHASES - 1 || !p);
+		CU_ASSERT_EQUAL(wrong, 0);
+		/* The late threads find the others took (nearly) all: far
+		 * less than the even share a static split gives them. */
+		if (atomic_load(&c.slow_threads))
+			CU_ASSERT(atomic_load(&c.slow_items) <
+				  atomic_load(&c.slow_threads) * CLAIM_N / 2 /
+				  shxd_pool_threads(g_pool, 0));
+	}
+	shxd_pool_destroy(g_pool);
+}
+
 int main(void)
 {
 	static const struct t_test tests[] = {
@@ -136,6 +221,8 @@ int main(void)
 		{ "settings refused with a reason", t_refused },
 		{ "runs and node barriers", t_runs },
 		{ "runs with polling workers (engine_poll_us)", t_runs_polled },
+		{ "claiming phases: every item once, late threads take less",
+		  t_claims },
 	};
 
 	return T_RUN_SUITE("shxd_pool", NULL, NULL, tests);
