@@ -503,6 +503,9 @@ static void gemm_q4_0(const struct shxk_gemm_args *a)
 
 /* ---- Q8_0 / Q4_0, X8 layout ---- */
 
+/* Activation rows per X8 tile: accumulators and dot products in ymm. */
+#define X8_MT 4
+
 /* Activation bytes 8p..8p+7 of a block, in every lane pair. */
 INLINE __m256i bcast8(const int8_t *p)
 {
@@ -513,9 +516,13 @@ INLINE __m256i bcast8(const int8_t *p)
 }
 
 /*
- * One 8-row group g times MT activation rows from i; h = 0 for rows 0..3,
- * 1 for rows 4..7 (the two 32-byte halves of each 64-byte chunk). Lane
- * 2r + h of an accumulator holds half of row r's dot product.
+ * One 8-row group g times MT activation rows from i. Half h holds rows
+ * 4h..4h+3 (the two 32-byte halves of each 64-byte chunk), a row's dot
+ * product in the two 32-bit lanes of its quadword; vphaddd folds the
+ * halves into one lane per row, rows 0 1 4 5 2 3 6 7, so one convert and
+ * one FMA serve eight rows. Q4_0's four vpmaddubsw results of a row sum
+ * in 16 bits before its one vpmaddwd (|sum| <= 4 x 2 x 15 x 128 < 2^15);
+ * Q8_0's could not (2 x 128 x 127 each), so each has its own.
  */
 INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 		    size_t i, const int MT)
@@ -523,82 +530,99 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 	size_t bs = q4 ? sizeof(struct shxk_block_q4_0) :
 			 sizeof(struct shxk_block_q8_0);
 	const uint8_t *col = a->w + g * a->wstride;
-	const __m256i m4 = _mm256_set1_epi8(15);
-	__m256 acc[2][3];
+	const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
+	const int8_t *x[X8_MT];
+	const float *dx[X8_MT];
+	const int32_t *sx[X8_MT];
+	__m256 acc[X8_MT];
 
 	UNROLL
-	for (int u = 0; u < MT; u++)
-		acc[0][u] = acc[1][u] = _mm256_setzero_ps();
+	for (int u = 0; u < MT; u++) {
+		const uint8_t *ar = a->act + (i + u) * a->astride;
+
+		x[u] = (const int8_t *)ar;
+		dx[u] = shxk_act_d(ar, a->k);
+		sx[u] = shxk_act_s(ar, a->k);
+		acc[u] = _mm256_setzero_ps();
+	}
 	for (size_t j = 0; j < a->k / SHXK_QK; j++, col += bs * SHXK_X8) {
-		__m128i sh = _mm_loadu_si128((const __m128i *)col);
+		/* w[h][c]: rows 4h..4h+3 by activation bytes 8c..8c+7. */
+		const uint8_t *wq = col + 2 * SHXK_X8;
+		__m256i w[2][4];
 
 		for (size_t o = 0; o < bs * SHXK_X8; o += 64)
 			_mm_prefetch((const char *)col + SHXK_PREFETCH + o, _MM_HINT_T0);
-		/* Each row's scale duplicated into its lane pair. */
-		__m256 dw[2] = {
-			_mm256_cvtph_ps(_mm_unpacklo_epi16(sh, sh)),
-			_mm256_cvtph_ps(_mm_unpackhi_epi16(sh, sh)),
-		};
-
 		UNROLL
 		for (int h = 0; h < 2; h++) {
-			/* w[c] pairs with activation bytes 8c..8c+7. */
-			__m256i w[4];
-
 			if (q4) {
-				__m256i c0 = _mm256_loadu_si256((const __m256i *)(col + 16 + 32 * h));
-				__m256i c1 = _mm256_loadu_si256((const __m256i *)(col + 80 + 32 * h));
+				__m256i c0 = _mm256_loadu_si256((const __m256i *)(wq + 32 * h));
+				__m256i c1 = _mm256_loadu_si256((const __m256i *)(wq + 64 + 32 * h));
 
-				w[0] = _mm256_and_si256(c0, m4);
-				w[1] = _mm256_and_si256(c1, m4);
-				w[2] = _mm256_and_si256(_mm256_srli_epi16(c0, 4), m4);
-				w[3] = _mm256_and_si256(_mm256_srli_epi16(c1, 4), m4);
+				w[h][0] = _mm256_and_si256(c0, m4);
+				w[h][1] = _mm256_and_si256(c1, m4);
+				w[h][2] = _mm256_and_si256(_mm256_srli_epi16(c0, 4), m4);
+				w[h][3] = _mm256_and_si256(_mm256_srli_epi16(c1, 4), m4);
 			} else {
 				UNROLL
 				for (int c = 0; c < 4; c++)
-					w[c] = _mm256_loadu_si256((const __m256i *)
-						(col + 16 + 64 * c + 32 * h));
+					w[h][c] = _mm256_abs_epi8(_mm256_loadu_si256(
+						(const __m256i *)(wq + 64 * c + 32 * h)));
 			}
+		}
+		/* The scales in the rows' lane order. */
+		__m256 dw = _mm256_cvtph_ps(_mm_shuffle_epi32(
+			_mm_loadu_si128((const __m128i *)col), 0xd8));
+
+		UNROLL
+		for (int u = 0; u < MT; u++) {
+			const int8_t *xj = x[u] + j * SHXK_QK;
+			__m256i p[2][4], s[2], d;
+
 			UNROLL
-			for (int u = 0; u < MT; u++) {
-				const uint8_t *ar = a->act + (i + u) * a->astride;
-				const int8_t *x = (const int8_t *)ar + j * SHXK_QK;
-				__m256i dot = q4 ? _mm256_blend_epi32(_mm256_setzero_si256(),
-					_mm256_set1_epi32(-8 * shxk_act_s(ar, a->k)[j]), 0x55) :
-					_mm256_setzero_si256();
+			for (int c = 0; c < 4; c++) {
+				__m256i xb = bcast8(xj + 8 * c);
 
 				UNROLL
-				for (int c = 0; c < 4; c++) {
-					__m256i xb = bcast8(x + 8 * c);
-
-					dot = _mm256_add_epi32(dot, q4 ? dot_us(w[c], xb) :
-						dot_us(_mm256_sign_epi8(w[c], w[c]),
-						       _mm256_sign_epi8(xb, w[c])));
-				}
-				acc[h][u] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot),
-					_mm256_mul_ps(dw[h], _mm256_set1_ps(shxk_act_d(ar, a->k)[j])),
-					acc[h][u]);
+				for (int h = 0; h < 2; h++)
+					p[h][c] = q4 ? _mm256_maddubs_epi16(w[h][c], xb) :
+						dot_us(w[h][c], _mm256_sign_epi8(xb,
+							_mm256_loadu_si256((const __m256i *)
+								(wq + 64 * c + 32 * h))));
 			}
+			/* Pairwise sums: a chain made GCC spill (batch 2: 40 GMAC/s, not 58). */
+			UNROLL
+			for (int h = 0; h < 2; h++)
+				s[h] = q4 ? _mm256_madd_epi16(_mm256_add_epi16(
+						_mm256_add_epi16(p[h][0], p[h][1]),
+						_mm256_add_epi16(p[h][2], p[h][3])), ones) :
+					_mm256_add_epi32(_mm256_add_epi32(p[h][0], p[h][1]),
+							 _mm256_add_epi32(p[h][2], p[h][3]));
+			d = _mm256_hadd_epi32(s[0], s[1]);
+			/* Q4_0: - 8 x the block's activation sum. */
+			if (q4)
+				d = _mm256_sub_epi32(d, _mm256_set1_epi32(8 * sx[u][j]));
+			acc[u] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d),
+						 _mm256_mul_ps(dw, _mm256_set1_ps(dx[u][j])),
+						 acc[u]);
 		}
 	}
 	UNROLL
 	for (int u = 0; u < MT; u++) {
-		float v[16];
+		float v[8];
 		size_t n = g * SHXK_X8;
 
-		/* Pair sums in the even lanes. */
-		_mm256_storeu_ps(v, _mm256_add_ps(acc[0][u], _mm256_permute_ps(acc[0][u], 0xb1)));
-		_mm256_storeu_ps(v + 8, _mm256_add_ps(acc[1][u], _mm256_permute_ps(acc[1][u], 0xb1)));
-		for (int r = 0; r < 8; r++)
+		_mm256_storeu_ps(v, acc[u]);
+		for (size_t r = 0; r < 8; r++)
 			if (n + r >= a->n0 && n + r < a->n1)
-				shxk_store(a, i + u, n + r, v[2 * r]);
+				shxk_store(a, i + u, n + r,
+					   v[(r & 1) | (r & 2) << 1 | (r & 4) >> 1]);
 	}
 }
 
 INLINE void gemm_x8(const struct shxk_gemm_args *a, int q4)
 {
 #define X8_TILE(g, i, T) x8_tile(a, q4, g, i, T)
-	SHXK_X8_WALK(a, 3, X8_TILE);
+	SHXK_X8_WALK(a, X8_MT, X8_TILE);
 #undef X8_TILE
 }
 
