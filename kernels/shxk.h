@@ -73,7 +73,7 @@ const char *shxk_isa_name(void);
 #define SHXK_AMX_BF16	(1u << 2)
 
 struct shxk_cpu_info {
-	char model[64];		/* x86: the cpuid brand; Arm: from MIDR_EL1 */
+	char model[96];		/* x86: cpuid's brand, family, model; Arm: MIDR_EL1 */
 	unsigned int amx;	/* SHXK_AMX_* */
 	/*
 	 * 0: this process may run AMX tile instructions (Linux wants each

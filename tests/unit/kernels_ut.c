@@ -664,6 +664,28 @@ static void t_cpuinfo_flags(char *buf, size_t len)
 }
 #endif
 
+#if defined(__x86_64__)
+/* A numeric field of /proc/cpuinfo's first CPU ("model", not "model
+ * name"); -1 when there is none. */
+static long t_cpuinfo_num(const char *key)
+{
+	char line[8192];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	size_t n = strlen(key);
+	long v = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && strspn(line + n, " \t") &&
+		    line[n + strspn(line + n, " \t")] == ':') {
+			v = strtol(strchr(line, ':') + 1, NULL, 10);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return v;
+}
+#endif
+
 static void t_cpu_info(void)
 {
 	struct shxk_cpu_info ci;
@@ -678,10 +700,14 @@ static void t_cpu_info(void)
 		CU_ASSERT_EQUAL(ci.amx_perm, -ENODEV);
 #if defined(__x86_64__)
 	{
-		char flags[8192];
+		char flags[8192], fm[64];
 		unsigned int want = 0;
 		uint64_t perm = 0;
 
+		/* cpuid's family and model are the ones the kernel lists. */
+		snprintf(fm, sizeof(fm), " (family %ld model %ld)",
+			 t_cpuinfo_num("cpu family"), t_cpuinfo_num("model"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(ci.model, fm));
 		/* cpuid's AMX units are the ones the kernel lists. */
 		t_cpuinfo_flags(flags, sizeof(flags));
 		want |= strstr(flags, " amx_tile ") ? SHXK_AMX_TILE : 0;

@@ -112,12 +112,33 @@ static void brand(char *buf, size_t len)
 		snprintf(buf, len, "%.*s", (int)(n - i), s + i);
 }
 
+/*
+ * " (family F model M)" after the brand, as /proc/cpuinfo numbers them:
+ * the brand alone does not tell Zen 3 from Zen 4 ("AMD EPYC" in a VM).
+ */
+static void family_model(char *buf, size_t len)
+{
+	unsigned a, b, c, d, fam, mod;
+	size_t n = strlen(buf);
+
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return;
+	fam = (a >> 8) & 0xf;
+	mod = (a >> 4) & 0xf;
+	if (fam == 0xf)
+		fam += (a >> 20) & 0xff;
+	if (fam >= 6)
+		mod |= ((a >> 16) & 0xf) << 4;
+	snprintf(buf + n, len - n, " (family %u model %u)", fam, mod);
+}
+
 void shxk_cpu_probe(struct shxk_cpu_info *ci)
 {
 	unsigned a, b, c, d;
 
 	memset(ci, 0, sizeof(*ci));
 	brand(ci->model, sizeof(ci->model));
+	family_model(ci->model, sizeof(ci->model));
 	ci->amx_perm = -ENODEV;
 	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
 		return;
