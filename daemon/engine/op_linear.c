@@ -30,29 +30,11 @@ static void prepare_ld(struct shxd_pool *pool, const struct shxd_worker *w,
 	shxd_pool_barrier(pool, w);
 }
 
-static void prepare(struct shxd_pool *pool, const struct shxd_worker *w,
-		    const struct shxk_weights *wt, const float *x, size_t k,
-		    size_t mc, void *act)
-{
-	prepare_ld(pool, w, wt, x, k, k, mc, act);
-}
-
 /* Rows of a matrix in a phase's row space: padded so that every chunk
  * edge falls on an SHXD_SPLIT_ALIGN multiple of each matrix's rows. */
 static size_t span(size_t n)
 {
 	return (n + SHXD_SPLIT_ALIGN - 1) / SHXD_SPLIT_ALIGN * SHXD_SPLIT_ALIGN;
-}
-
-/* y[0..mc) x wt's rows, claimed chunk by chunk, into y (ld ldy). */
-static void gemm_rows(struct shxd_pool *pool, const struct shxd_worker *w,
-		      const struct shxk_weights *wt, const void *act, size_t mc,
-		      float *y, size_t ldy)
-{
-	size_t a, b;
-
-	while (shxd_pool_claim(pool, w, wt->n, SHXD_SPLIT_ALIGN, &a, &b))
-		shxk_gemm(wt, act, mc, y, SHXK_F32, ldy, a, b);
 }
 
 /*
@@ -145,50 +127,162 @@ static void gemm_worker(struct shxd_lin *t, const struct shxd_worker *w)
 	}
 }
 
-static void seg_worker(struct shxd_lin *t, const struct shxd_seg *s,
-		       const struct shxd_worker *w)
+/* Segments in one group at most: its layout is on each worker's stack. */
+#define SEG_GROUP_MAX 32
+
+/*
+ * Segments [i, end) run as one group, each phase over all of them: up to
+ * SEG_GROUP_MAX whose rows fit one chunk together (the experts of a
+ * decode step), or one segment of any size, chunk by chunk. A group's
+ * phases cost four barriers, where a segment at a time cost four each.
+ */
+static unsigned int group_end(const struct shxd_lin *t, unsigned int i)
+{
+	size_t rows = t->segs[i].m;
+	unsigned int j = i + 1;
+
+	while (rows <= SHXK_GEMM_MAX_M && j < t->nseg &&
+	       j - i < SEG_GROUP_MAX && rows + t->segs[j].m <= SHXK_GEMM_MAX_M)
+		rows += t->segs[j++].m;
+	return j;
+}
+
+/* One segment's rows of a chunk and its places in the group's scratch. */
+struct seg_at {
+	const struct shxk_weights *g, *u, *d;
+	const float *in;
+	float *out, *G, *U;
+	void *act, *act_u, *actd;
+	size_t mc, row;		/* rows in this chunk; first in the group's */
+};
+
+/* The segments [i, j)'s rows [c, c + SHXK_GEMM_MAX_M) laid out one after
+ * another in pool p's scratch; returns the group's row count. */
+static size_t seg_layout(const struct shxd_lin *t, unsigned int i,
+			 unsigned int j, size_t c, unsigned int p,
+			 struct seg_at *at)
+{
+	struct scratch *sc = t->cpu->sc[p];
+	size_t rows = 0, oa = 0, ou = 0, of = 0, od = 0, hid = t->k;
+
+	for (unsigned int e = i; e < j; e++) {
+		const struct shxd_seg *s = &t->segs[e];
+		struct seg_at *x = &at[e - i];
+
+		x->g = &s->g->part[p];
+		x->u = &s->u->part[p];
+		x->d = &s->d->part[p];
+		x->mc = s->m > c ? min_sz(s->m - c, SHXK_GEMM_MAX_M) : 0;
+		x->row = rows;
+		x->in = s->in + c * hid;
+		x->out = t->pout[p] + (s->out_row + c) * hid;
+		x->act = (uint8_t *)sc[SC_ACT].p + oa;
+		x->act_u = x->u->type == x->g->type ? x->act :
+			   (uint8_t *)sc[SC_ACT2].p + ou;
+		x->G = (float *)sc[SC_G].p + of;
+		x->U = (float *)sc[SC_U].p + of;
+		x->actd = (uint8_t *)sc[SC_ACTD].p + od;
+		rows += x->mc;
+		oa += x->mc * shxk_act_row_size(x->g->type, hid);
+		ou += x->mc * shxk_act_row_size(x->u->type, hid);
+		of += x->mc * x->g->n;
+		od += x->mc * shxk_act_row_size(x->d->type, x->g->n);
+	}
+	return rows;
+}
+
+/* Worker w's rows [a, b) of the group's, segment by segment: the
+ * activations of gate and up (down: of G), or zeros where w's pool holds
+ * none of a segment. */
+static void seg_prepare(const struct seg_at *at, unsigned int n, size_t hid,
+			bool down, const struct shxd_worker *w)
+{
+	size_t rows = at[n - 1].row + at[n - 1].mc, a, b;
+
+	shxd_split(rows, 1, w->tid, w->nthr, &a, &b);
+	for (unsigned int e = 0; e < n; e++) {
+		const struct seg_at *x = &at[e];
+		size_t lo = a > x->row ? a - x->row : 0;
+		size_t hi = min_sz(b > x->row ? b - x->row : 0, x->mc);
+		size_t f = x->g->n;
+
+		if (lo >= hi)
+			continue;
+		if (!f) {
+			if (down)
+				memset(x->out + lo * hid, 0,
+				       (hi - lo) * hid * sizeof(float));
+		} else if (down) {
+			shxk_act_prepare(x->d->type, SHXK_F32, x->G, f, f,
+					 x->actd, lo, hi);
+		} else {
+			shxk_act_prepare(x->g->type, SHXK_F32, x->in, hid, hid,
+					 x->act, lo, hi);
+			if (x->act_u != x->act)
+				shxk_act_prepare(x->u->type, SHXK_F32, x->in,
+						 hid, hid, x->act_u, lo, hi);
+		}
+	}
+}
+
+/* Gate, up and SwiGLU (down) over the group's rows of its segments'
+ * matrices laid end to end, claimed as one phase. */
+static void seg_gemms(struct shxd_pool *pool, const struct seg_at *at,
+		      unsigned int n, size_t hid, bool down,
+		      const struct shxd_worker *w)
+{
+	size_t total = 0, a, b;
+
+	for (unsigned int e = 0; e < n; e++)
+		total += at[e].mc && at[e].g->n ?
+			 span(down ? at[e].d->n : at[e].g->n) : 0;
+	while (shxd_pool_claim(pool, w, total, SHXD_SPLIT_ALIGN, &a, &b)) {
+		size_t base = 0;
+
+		for (unsigned int e = 0; e < n && base < b; e++) {
+			const struct seg_at *x = &at[e];
+			size_t f = x->g->n, nr = down ? x->d->n : f, lo, hi;
+
+			if (!x->mc || !f)
+				continue;
+			lo = a > base ? a - base : 0;
+			hi = min_sz(b - base, nr);
+			base += span(nr);
+			if (lo >= hi)
+				continue;
+			if (down) {
+				shxk_gemm(x->d, x->actd, x->mc, x->out,
+					  SHXK_F32, hid, lo, hi);
+				continue;
+			}
+			/* Nothing here needs another thread's columns. */
+			shxk_gemm(x->g, x->act, x->mc, x->G, SHXK_F32, f, lo, hi);
+			shxk_gemm(x->u, x->act_u, x->mc, x->U, SHXK_F32, f, lo, hi);
+			shxk_swiglu(x->G, f, x->U, f, x->G, f, x->mc, lo, hi);
+		}
+	}
+}
+
+static void group_worker(struct shxd_lin *t, unsigned int i, unsigned int j,
+			 const struct shxd_worker *w)
 {
 	struct shxd_pool *pool = t->cpu->pool;
-	struct scratch *sc = t->cpu->sc[w->pool];
-	const struct shxk_weights *g = &s->g->part[w->pool];
-	const struct shxk_weights *u = &s->u->part[w->pool];
-	const struct shxk_weights *d = &s->d->part[w->pool];
-	size_t f = g->n, hid = t->k, a, b;
-	float *out = t->pout[w->pool] + s->out_row * hid;
+	struct seg_at at[SEG_GROUP_MAX];
+	size_t mmax = 0;
 
-	if (!f) {	/* this pool holds none of the block: adds zeros */
-		shxd_split(s->m, 1, w->tid, w->nthr, &a, &b);
-		memset(out + a * hid, 0, (b - a) * hid * sizeof(float));
-		return;
-	}
-	for (size_t c = 0; c < s->m; c += SHXK_GEMM_MAX_M) {
-		size_t mc = min_sz(s->m - c, SHXK_GEMM_MAX_M);
-		void *act_u = u->type == g->type ? sc[SC_ACT].p : sc[SC_ACT2].p;
-		float *G = sc[SC_G].p, *U = sc[SC_U].p;
-
-		shxd_split(mc, 1, w->tid, w->nthr, &a, &b);
-		if (a < b) {
-			shxk_act_prepare(g->type, SHXK_F32, s->in + c * hid, hid,
-					 hid, sc[SC_ACT].p, a, b);
-			if (u->type != g->type)
-				shxk_act_prepare(u->type, SHXK_F32,
-						 s->in + c * hid, hid, hid,
-						 act_u, a, b);
-		}
+	for (unsigned int e = i; e < j; e++)
+		mmax = t->segs[e].m > mmax ? t->segs[e].m : mmax;
+	for (size_t c = 0; c < mmax; c += SHXK_GEMM_MAX_M) {
+		seg_layout(t, i, j, c, w->pool, at);
+		seg_prepare(at, j - i, t->k, false, w);
 		shxd_pool_barrier(pool, w);
-		/* Gate, up and SwiGLU on the claimed columns of G and U:
-		 * nothing here needs another thread's. */
-		while (shxd_pool_claim(pool, w, f, SHXD_SPLIT_ALIGN, &a, &b)) {
-			shxk_gemm(g, sc[SC_ACT].p, mc, G, SHXK_F32, f, a, b);
-			shxk_gemm(u, act_u, mc, U, SHXK_F32, f, a, b);
-			shxk_swiglu(G, f, U, f, G, f, mc, a, b);
-		}
+		seg_gemms(pool, at, j - i, t->k, false, w);
 		shxd_pool_barrier(pool, w);
-		prepare(pool, w, d, G, f, mc, sc[SC_ACTD].p);
-		gemm_rows(pool, w, d, sc[SC_ACTD].p, mc, out + c * hid, hid);
-		/* No barrier: the next chunk writes act and G, which no
-		 * thread reads any more, and actd only after two barriers;
-		 * its first barrier also ends this chunk's claims. */
+		seg_prepare(at, j - i, t->k, true, w);
+		shxd_pool_barrier(pool, w);
+		seg_gemms(pool, at, j - i, t->k, true, w);
+		/* The next chunk or group rewrites the scratch. */
+		shxd_pool_barrier(pool, w);
 	}
 }
 
@@ -196,10 +290,9 @@ void shxd_lin_work(struct shxd_lin *t, const struct shxd_worker *w)
 {
 	if (t->nw)
 		gemm_worker(t, w);
-	for (unsigned int i = 0; i < t->nseg; i++) {
-		seg_worker(t, &t->segs[i], w);
-		/* Segments write disjoint rows but share scratch. */
-		shxd_pool_barrier(t->cpu->pool, w);
+	for (unsigned int i = 0, j; i < t->nseg; i = j) {
+		j = group_end(t, i);
+		group_worker(t, i, j, w);
 	}
 }
 
@@ -227,28 +320,31 @@ static int grow_gemm(struct shxd_cpu *cpu, const struct shxd_mat *m, size_t rows
 	return 0;
 }
 
-static int grow_segs(struct shxd_cpu *cpu, const struct shxd_seg *s,
-		     unsigned int n, size_t out_rows, struct shxd_lin *t)
+static int grow_segs(struct shxd_lin *t, size_t out_rows)
 {
-	for (unsigned int p = 0; p < shxd_pool_count(cpu->pool); p++) {
-		struct scratch *sc = cpu->sc[p];
+	for (unsigned int p = 0; p < shxd_pool_count(t->cpu->pool); p++) {
+		struct scratch *sc = t->cpu->sc[p];
 
-		for (unsigned int i = 0; i < n; i++) {
-			const struct shxk_weights *g = &s[i].g->part[p];
-			const struct shxk_weights *u = &s[i].u->part[p];
-			const struct shxk_weights *d = &s[i].d->part[p];
-			size_t mc = min_sz(s[i].m, SHXK_GEMM_MAX_M);
+		for (unsigned int i = 0, j; i < t->nseg; i = j) {
+			size_t na = 0, nu = 0, nf = 0, nd = 0, hid = t->k;
 
-			if (!g->n)
-				continue;
-			if (!shxd_scratch(&sc[SC_ACT], mc *
-					  shxk_act_row_size(g->type, g->k)) ||
-			    !shxd_scratch(&sc[SC_ACT2], mc *
-					  shxk_act_row_size(u->type, u->k)) ||
-			    !shxd_scratch(&sc[SC_G], mc * g->n * 4) ||
-			    !shxd_scratch(&sc[SC_U], mc * g->n * 4) ||
-			    !shxd_scratch(&sc[SC_ACTD], mc *
-					  shxk_act_row_size(d->type, d->k)))
+			j = group_end(t, i);
+			/* The group's first chunk is its largest. */
+			for (unsigned int e = i; e < j; e++) {
+				const struct shxd_seg *s = &t->segs[e];
+				size_t mc = min_sz(s->m, SHXK_GEMM_MAX_M);
+				size_t f = s->g->part[p].n;
+
+				na += mc * shxk_act_row_size(s->g->part[p].type, hid);
+				nu += mc * shxk_act_row_size(s->u->part[p].type, hid);
+				nf += mc * f * 4;
+				nd += mc * shxk_act_row_size(s->d->part[p].type, f);
+			}
+			if (!shxd_scratch(&sc[SC_ACT], na) ||
+			    !shxd_scratch(&sc[SC_ACT2], nu) ||
+			    !shxd_scratch(&sc[SC_G], nf) ||
+			    !shxd_scratch(&sc[SC_U], nf) ||
+			    !shxd_scratch(&sc[SC_ACTD], nd))
 				return -ENOMEM;
 		}
 		t->pout[p] = shxd_scratch(&sc[SC_OUT], out_rows * t->k * 4);
@@ -284,7 +380,7 @@ int shxd_lin_grow(struct shxd_lin *t, size_t out_rows)
 	     p++)
 		t->pout[p] = t->cpu->sc[p][SC_OUT].p;
 	if (!ret && t->nseg)
-		ret = grow_segs(t->cpu, t->segs, t->nseg, out_rows, t);
+		ret = grow_segs(t, out_rows);
 	return ret;
 }
 
