@@ -5,7 +5,9 @@
  * and weights), LOGITS (the client's logits) and ROUTER (ffn_gate_inp),
  * softmax with and without NORM_TOPK, the SHARED expert gated by a 1-D
  * ffn_gate_inp_shexp (layer 0, q8_0 experts) or ungated (layer 1, f16
- * experts, no gate tensor), NORM and RESIDUAL, m 1 and 17. The 18 jobs of
+ * experts, no gate tensor), NORM and RESIDUAL, m 1 and 17, and one job of
+ * m 150 whose 300 expert rows and 150 shared ones run as several segment
+ * groups (the engine's groups take 256 rows at most). The 18 jobs of
  * a layer go in one submit: jobs with equal flags batch, routes mixed.
  *
  * The logits the test gives or the router computes are kept at least
@@ -294,7 +296,8 @@ static void moe_layer(const struct mlayer *l, struct trng *r)
 		};
 
 		j->route = (uint32_t)(i % 3);
-		j->m = i / 3 % 2 ? 17 : 1;
+		/* The last: more rows than one group of segments takes. */
+		j->m = i == NJ - 1 ? 150 : i / 3 % 2 ? 17 : 1;
 		j->flags = fl[i / 6];
 		j->xt = (i + i / 3) % 3;
 		j->yt = (i / 2) % 3;
