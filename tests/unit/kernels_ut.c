@@ -645,44 +645,34 @@ static void t_attn_invalid(void)
 }
 
 #if defined(__x86_64__)
-/* The flags line of /proc/cpuinfo, space-padded for word search; " " when
- * there is none. */
-static void t_cpuinfo_flags(char *buf, size_t len)
+/* The value of the first /proc/cpuinfo line named key (the name, blanks,
+ * ':'; so "model" is not "model name") into buf, newline dropped; ""
+ * when there is none. */
+static void t_cpuinfo_field(const char *key, char *buf, size_t len)
 {
 	char line[8192];
 	FILE *f = fopen("/proc/cpuinfo", "r");
+	size_t n = strlen(key);
 
-	snprintf(buf, len, " ");
+	snprintf(buf, len, "%s", "");
 	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "flags", 5) && strchr(line, ':')) {
-			snprintf(buf, len, " %s", strchr(line, ':') + 1);
-			buf[strcspn(buf, "\n")] = ' ';
+		if (!strncmp(line, key, n) &&
+		    line[n + strspn(line + n, " \t")] == ':') {
+			snprintf(buf, len, "%s", strchr(line, ':') + 1);
+			buf[strcspn(buf, "\n")] = 0;
 			break;
 		}
 	if (f)
 		fclose(f);
 }
-#endif
 
-#if defined(__x86_64__)
-/* A numeric field of /proc/cpuinfo's first CPU ("model", not "model
- * name"); -1 when there is none. */
+/* A numeric field of /proc/cpuinfo; -1 when there is none. */
 static long t_cpuinfo_num(const char *key)
 {
-	char line[8192];
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	size_t n = strlen(key);
-	long v = -1;
+	char v[64];
 
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, n) && strspn(line + n, " \t") &&
-		    line[n + strspn(line + n, " \t")] == ':') {
-			v = strtol(strchr(line, ':') + 1, NULL, 10);
-			break;
-		}
-	if (f)
-		fclose(f);
-	return v;
+	t_cpuinfo_field(key, v, sizeof(v));
+	return *v ? strtol(v, NULL, 10) : -1;
 }
 #endif
 
@@ -700,7 +690,7 @@ static void t_cpu_info(void)
 		CU_ASSERT_EQUAL(ci.amx_perm, -ENODEV);
 #if defined(__x86_64__)
 	{
-		char flags[8192], fm[64];
+		char v[8192], flags[sizeof(v) + 2], fm[64];
 		unsigned int want = 0;
 		uint64_t perm = 0;
 
@@ -708,8 +698,10 @@ static void t_cpu_info(void)
 		snprintf(fm, sizeof(fm), " (family %ld model %ld)",
 			 t_cpuinfo_num("cpu family"), t_cpuinfo_num("model"));
 		CU_ASSERT_PTR_NOT_NULL(strstr(ci.model, fm));
-		/* cpuid's AMX units are the ones the kernel lists. */
-		t_cpuinfo_flags(flags, sizeof(flags));
+		/* cpuid's AMX units are the ones the kernel lists (the
+		 * flags space-padded for word search). */
+		t_cpuinfo_field("flags", v, sizeof(v));
+		snprintf(flags, sizeof(flags), " %s ", v);
 		want |= strstr(flags, " amx_tile ") ? SHXK_AMX_TILE : 0;
 		want |= strstr(flags, " amx_int8 ") ? SHXK_AMX_INT8 : 0;
 		want |= strstr(flags, " amx_bf16 ") ? SHXK_AMX_BF16 : 0;
