@@ -97,8 +97,6 @@ void shxk_gemm_bf16_avx512bf16(const struct shxk_gemm_args *a);
 /* Q8_0, Q4_0 and BF16 weights on AMX tiles (kernels/arch/x86/amx.c). */
 extern const struct shxk_ops shxk_ops_amx;
 void shxk_gemm_bf16_amx(const struct shxk_gemm_args *a);
-void shxk_gemm_q8_0_amx(const struct shxk_gemm_args *a);
-void shxk_gemm_q4_0_amx(const struct shxk_gemm_args *a);
 void shxk_gemm_x8_q8_0_amx(const struct shxk_gemm_args *a);
 void shxk_gemm_x8_q4_0_amx(const struct shxk_gemm_args *a);
 extern const struct shxk_ops shxk_ops_neon, shxk_ops_dotprod;	/* Arm */

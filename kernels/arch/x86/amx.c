@@ -1,23 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * AMX GEMMs for Q8_0 and Q4_0 weights (ROWS and X8 layouts) and BF16 ones
- * with at least AMX_MIN_M activation rows: prefill, batched decode, MoE
- * expert batches. The "amx" table (avx512.c) is avx512bf16's with these
- * five; fewer rows go to avx512bf16's kernels, where tiles would sit
- * mostly empty.
+ * AMX GEMMs for Q8_0 and Q4_0 weights (X8 layout) and BF16 ones with at
+ * least AMX_MIN_M activation rows: prefill, batched decode, MoE expert
+ * batches. The "amx" table (avx512.c) is avx512bf16's with these three;
+ * fewer rows, and Q8_0/Q4_0 in the ROWS layout (the engine repacks every
+ * quantized matrix to X8), go to avx512bf16's kernels.
  *
  * One tdpbssd (s8 x s8) multiplies one 32-value block of 16 activation
  * rows (tile A: 16 rows of 32 bytes, loaded straight from the prepared
  * rows) by the same block of 16 weight rows (tile B: 8 rows of 4 values x
  * 16 weight rows, the order the instruction wants) into 16 x 16 int32
  * sums (tile C). Every block has its own weight and activation scales, so
- * each block's C is stored and scaled into f32 accumulators with AVX-512,
- * as the other variants do per block.
+ * each block's C is stored and scaled into f32 sums with AVX-512, as the
+ * other variants do per block: 2 x 2 tiles a step (32 activation rows by
+ * 32 weight rows), so each tile A and B loaded serves two products.
  *
- * The weight rows are decoded (Q4_0 nibbles to s8, X8's interleaved rows
- * gathered back) and transposed into tile B one block at a time, and that
- * tile serves a chunk of AMX_CHUNK activation rows (whose blocks stay in
- * L2 while every weight row passes): no repacked copy of the weights, no
+ * X8 keeps 8 rows' 8-byte pieces of a block side by side, so tile B is
+ * one vpermt2d a row from two groups' bytes (Q4_0 nibbles unpacked to s8
+ * first). It is built once per block and 32 weight rows and serves up to
+ * AMX_CHUNK activation rows, whose sums stay in L1 and whose blocks stay
+ * in L2 while the weights pass once: no repacked copy of the weights, no
  * allocation, nothing added to a model's load time or memory.
  *
  * Built with SHXK_AMX_MODEL, the tile instructions come from amx_model.h,
@@ -33,14 +35,22 @@
 
 #define AMX_MIN_M 16	/* activation rows for the tiles to pay */
 #define AMX_ROWS 16	/* rows of tiles A and C, columns of B and C */
-#define AMX_CHUNK 64	/* activation rows per pass over the weights */
+#define AMX_NW (2 * AMX_ROWS)	/* weight rows a pass: tiles B0 and B1 */
+#define AMX_CHUNK 128	/* activation rows a pass: 16 KiB of f32 sums */
+#define AMX_CHUNK_L2 (1u << 20)	/* and at most this many of their bytes */
 
-/* Tile numbers: literals, the intrinsics paste them into the opcode. */
-#define TC0 0
-#define TC1 1
-#define TA0 2
-#define TA1 3
-#define TB 4
+/*
+ * Tile numbers: literals, the intrinsics paste them into the opcode.
+ * TCit: activation tile i times weight tile t.
+ */
+#define TC00 0
+#define TC01 1
+#define TC10 2
+#define TC11 3
+#define TA0 4
+#define TA1 5
+#define TB0 6
+#define TB1 7
 
 struct amx_cfg {
 	uint8_t palette, start_row, reserved[14];
@@ -53,10 +63,11 @@ _Static_assert(sizeof(struct amx_cfg) == 64, "LDTILECFG's 64 bytes");
 /* Static const: ldtilecfg's asm tells the compiler it reads 8 bytes. */
 static const struct amx_cfg g_cfg = {
 	.palette = 1,
-	.colsb = { [TC0] = 64, [TC1] = 64, [TA0] = SHXK_QK, [TA1] = SHXK_QK,
-		   [TB] = 64 },
-	.rows = { [TC0] = AMX_ROWS, [TC1] = AMX_ROWS, [TA0] = AMX_ROWS,
-		  [TA1] = AMX_ROWS, [TB] = SHXK_QK / 4 },
+	.colsb = { [TC00] = 64, [TC01] = 64, [TC10] = 64, [TC11] = 64,
+		   [TA0] = SHXK_QK, [TA1] = SHXK_QK, [TB0] = 64, [TB1] = 64 },
+	.rows = { [TC00] = AMX_ROWS, [TC01] = AMX_ROWS, [TC10] = AMX_ROWS,
+		  [TC11] = AMX_ROWS, [TA0] = AMX_ROWS, [TA1] = AMX_ROWS,
+		  [TB0] = SHXK_QK / 4, [TB1] = SHXK_QK / 4 },
 };
 
 /*
@@ -69,210 +80,198 @@ static const struct amx_cfg g_cfg = {
 		_tile_loadd(t, p, stride);				\
 	} while (0)
 
-/* Weight row n's block j as 32 s8 into q; its scale into *d. */
-static inline void load_block(const struct shxk_gemm_args *a, int q4, int x8,
-			      size_t n, size_t j, int8_t *q, float *d)
+/*
+ * Block j of the 16 weight rows of X8 groups g, g + 1 (none past gend:
+ * zero rows) into tile B order, bt[e][n] = dword e of row n, and their
+ * scales. An X8 block holds 8-byte pieces, dwords 2c and 2c + 1 of rows
+ * 0..7 side by side, so one vpermt2d of two groups' pieces makes a row of
+ * bt: perm[e] picks dword e of every row.
+ */
+static inline __m512 weight_tile(const struct shxk_gemm_args *a, int q4,
+				 size_t g, size_t gend, size_t j,
+				 const __m512i perm[2], int32_t bt[8][AMX_ROWS])
 {
-	size_t bs = q4 ? sizeof(struct shxk_block_q4_0) :
-			 sizeof(struct shxk_block_q8_0);
-	uint8_t qs[SHXK_QK];
-	uint16_t dh;
+	const size_t bs = q4 ? sizeof(struct shxk_block_q4_0) :
+			       sizeof(struct shxk_block_q8_0);
+	const __m512i m4 = _mm512_set1_epi8(15), eight = _mm512_set1_epi8(8);
+	__m512i v[2][4];	/* group, dword pair: dwords 2q, 2q + 1 */
+	__m128i d[2];
 
-	if (x8) {
-		const uint8_t *col = a->w + n / SHXK_X8 * a->wstride +
+	for (size_t h = 0; h < 2; h++) {
+		const uint8_t *col = a->w + (g + h) * a->wstride +
 				     j * bs * SHXK_X8;
 
-		memcpy(&dh, col + 2 * (n % SHXK_X8), 2);
-		shxk_x8_get_qs(col, n % SHXK_X8, qs, bs - 2);
-	} else {
-		const uint8_t *b = a->w + n * a->wstride + j * bs;
+		if (g + h >= gend) {
+			d[h] = _mm_setzero_si128();
+			for (int q = 0; q < 4; q++)
+				v[h][q] = _mm512_setzero_si512();
+			continue;
+		}
+		d[h] = _mm_loadu_si128((const __m128i *)col);
+		if (q4) {
+			/* Byte i of a Q4_0 block: values i and i + 16. */
+			__m512i c0 = _mm512_loadu_si512(col + 2 * SHXK_X8);
+			__m512i c1 = _mm512_loadu_si512(col + 2 * SHXK_X8 + 64);
 
-		memcpy(&dh, b, 2);
-		memcpy(qs, b + 2, bs - 2);
+			v[h][0] = _mm512_sub_epi8(_mm512_and_si512(c0, m4), eight);
+			v[h][1] = _mm512_sub_epi8(_mm512_and_si512(c1, m4), eight);
+			v[h][2] = _mm512_sub_epi8(_mm512_and_si512(
+					_mm512_srli_epi16(c0, 4), m4), eight);
+			v[h][3] = _mm512_sub_epi8(_mm512_and_si512(
+					_mm512_srli_epi16(c1, 4), m4), eight);
+		} else {
+			for (int q = 0; q < 4; q++)
+				v[h][q] = _mm512_loadu_si512(col + 2 * SHXK_X8 +
+							     64 * q);
+		}
 	}
-	*d = _cvtsh_ss(dh);
-	if (!q4) {
-		memcpy(q, qs, SHXK_QK);
-	} else {
-		__m128i v = _mm_loadu_si128((const __m128i *)qs);
-		__m128i lo = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
-
-		_mm_storeu_si128((__m128i *)q,
-				 _mm_sub_epi8(_mm_and_si128(v, lo), eight));
-		_mm_storeu_si128((__m128i *)(q + 16),
-				 _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(v, 4), lo),
-					      eight));
-	}
-}
-
-/*
- * A transpose in rounds of vpermt2d, each merging two registers that hold
- * r rows of d dwords into one that holds 2r rows of d / 2: dwords
- * h * d / 2.. of both. Element i of the result is row i % 2r, dword
- * i / 2r of those; the inputs hold row q, dword g at g * r + q, or at
- * q * d + g when rowmajor (a plain load of r whole rows). Index i + 16
- * picks element i of the second register.
- */
-static __m512i perm_index(int r, int d, int h, int rowmajor)
-{
-	int32_t idx[16];
-
-	for (int i = 0; i < 16; i++) {
-		int q = i % (2 * r), g = h * d / 2 + i / (2 * r);
-		int src = q < r ? 0 : 16;
-
-		q %= r;
-		idx[i] = src + (rowmajor ? q * d + g : g * r + q);
-	}
-	return _mm512_loadu_si512(idx);
-}
-
-/* Q8_0/Q4_0: 16 rows of 8 dwords, loaded two rows a register. */
-struct amx_perm {
-	__m512i x[2], y[2], z[2];
-};
-
-static void perm_init(struct amx_perm *p)
-{
-	for (int h = 0; h < 2; h++) {
-		p->x[h] = perm_index(2, 8, h, 1);	/* -> 4 rows x 4 */
-		p->y[h] = perm_index(4, 4, h, 0);	/* -> 8 rows x 2 */
-		p->z[h] = perm_index(8, 2, h, 0);	/* -> 16 rows x 1 */
-	}
-}
-
-/*
- * wq (16 weight rows of one block, 8 dwords each) into tile B order:
- * bt[g][n] = dword g of row n.
- */
-static inline void transpose(const struct amx_perm *p,
-			     const int8_t wq[AMX_ROWS][SHXK_QK], int32_t *bt)
-{
-	__m512i r[8], x[4][2], y[2][2][2];
-
-	for (int k = 0; k < 8; k++)	/* rows 2k, 2k + 1 */
-		r[k] = _mm512_load_si512(wq[2 * k]);
-	for (int q = 0; q < 4; q++)	/* rows 4q..4q+3 */
-		for (int h = 0; h < 2; h++)
-			x[q][h] = _mm512_permutex2var_epi32(r[2 * q], p->x[h],
-							    r[2 * q + 1]);
-	for (int o = 0; o < 2; o++)	/* rows 8o..8o+7, dwords 4h.. */
-		for (int h = 0; h < 2; h++)
-			for (int e = 0; e < 2; e++)
-				y[o][h][e] = _mm512_permutex2var_epi32(x[2 * o][h],
-					p->y[e], x[2 * o + 1][h]);
-	for (int h = 0; h < 2; h++)
+	for (int q = 0; q < 4; q++)
 		for (int e = 0; e < 2; e++)
-			for (int f = 0; f < 2; f++)
-				_mm512_store_si512(bt + (4 * h + 2 * e + f) * AMX_ROWS,
-					_mm512_permutex2var_epi32(y[0][h][e],
-						p->z[f], y[1][h][e]));
+			_mm512_store_si512(bt[2 * q + e], _mm512_permutex2var_epi32(
+				v[0][q], perm[e], v[1][q]));
+	return _mm512_cvtph_ps(_mm256_inserti128_si256(
+		_mm256_castsi128_si256(d[0]), d[1], 1));
 }
 
-/* acc[i][0..15] += c[i][0..15] * xd[i] * wd[0..15], i < rows. */
-static inline void scale_add(float (*acc)[AMX_ROWS],
-			     const int32_t c[AMX_ROWS][AMX_ROWS], __m512 wd,
-			     const float *xd, size_t rows)
+/*
+ * acc[i][0..15] += c[i][0..15] * xd_i * wd[0..15] for rows i < rows, xd_i
+ * the block's scale in activation row i (rows astride bytes from xd).
+ */
+static inline void scale_add(float (*acc)[AMX_NW], const int32_t c[][AMX_ROWS],
+			     __m512 wd, const uint8_t *xd, size_t astride,
+			     size_t rows)
 {
-	for (size_t i = 0; i < rows; i++)
+	for (size_t i = 0; i < rows; i++) {
+		float x;
+
+		memcpy(&x, xd + i * astride, sizeof(x));
 		_mm512_storeu_ps(acc[i], _mm512_fmadd_ps(
 			_mm512_cvtepi32_ps(_mm512_load_si512(c[i])),
-			_mm512_mul_ps(_mm512_set1_ps(xd[i]), wd),
+			_mm512_mul_ps(_mm512_set1_ps(x), wd),
 			_mm512_loadu_ps(acc[i])));
+	}
 }
 
 /*
- * Activation rows i..i+15 of block j as tile A, or, for the last rows of
- * a chunk short of 16, a zero-padded copy of them in pad (tileloadd would
- * read past the last row).
+ * Block j of activation rows i..i+rows-1 for tile A, with its stride: the
+ * rows themselves, or, for the last rows of a GEMM short of 16, a copy of
+ * them in pad (tileloadd would read past the last row).
  */
 static inline const uint8_t *act_tile(const struct shxk_gemm_args *a,
 				      size_t i, size_t rows, size_t j,
-				      float *xd, uint8_t pad[AMX_ROWS][SHXK_QK])
+				      uint8_t pad[AMX_ROWS][SHXK_QK],
+				      size_t *stride)
 {
-	for (size_t r = 0; r < rows; r++)
-		xd[r] = shxk_act_d(a->act + (i + r) * a->astride, a->k)[j];
+	const uint8_t *p = a->act + i * a->astride + j * SHXK_QK;
+
+	*stride = a->astride;
 	if (rows == AMX_ROWS)
-		return a->act + i * a->astride + j * SHXK_QK;
+		return p;
 	for (size_t r = 0; r < rows; r++)
-		memcpy(pad[r], a->act + (i + r) * a->astride + j * SHXK_QK,
-		       SHXK_QK);
+		memcpy(pad[r], p + r * a->astride, SHXK_QK);
+	*stride = SHXK_QK;
 	return pad[0];
 }
 
-/* Weight rows n..n+nr-1 (nr <= 16) x activation rows i0..i0+mr-1. */
-static void amx_tile(const struct shxk_gemm_args *a, int q4, int x8,
-		     const struct amx_perm *p, size_t n, size_t nr,
-		     size_t i0, size_t mr)
+/* acc row i to output row i0 + i, columns n..n+31 that are in [n0, n1). */
+static void store_rows(const struct shxk_gemm_args *a, float (*acc)[AMX_NW],
+		       size_t i0, size_t mr, size_t n)
 {
-	_Alignas(64) int8_t wq[AMX_ROWS][SHXK_QK] = { { 0 } };
-	_Alignas(64) int32_t bt[SHXK_QK / 4 * AMX_ROWS];
-	_Alignas(64) int32_t c0[AMX_ROWS][AMX_ROWS], c1[AMX_ROWS][AMX_ROWS];
-	_Alignas(64) uint8_t pad[AMX_ROWS][SHXK_QK] = { { 0 } };
-	_Alignas(64) float acc[AMX_CHUNK][AMX_ROWS] = { { 0 } };
-	_Alignas(64) float wd[AMX_ROWS] = { 0 };
-	float xd0[AMX_ROWS], xd1[AMX_ROWS];
-	size_t nb = a->k / SHXK_QK;
-
-	for (size_t j = 0; j < nb; j++) {
-		size_t u = 0;
-
-		for (size_t r = 0; r < nr; r++)
-			load_block(a, q4, x8, n + r, j, wq[r], &wd[r]);
-		transpose(p, wq, bt);
-		TILE_LOAD(TB, bt, 64);
-		/* Two C tiles in flight: one multiplies while one drains. */
-		for (; u + 2 * AMX_ROWS <= mr; u += 2 * AMX_ROWS) {
-			const uint8_t *t0 = act_tile(a, i0 + u, AMX_ROWS, j, xd0, pad);
-			const uint8_t *t1 = act_tile(a, i0 + u + AMX_ROWS,
-						     AMX_ROWS, j, xd1, pad);
-
-			_tile_zero(TC0);
-			_tile_zero(TC1);
-			TILE_LOAD(TA0, t0, a->astride);
-			TILE_LOAD(TA1, t1, a->astride);
-			_tile_dpbssd(TC0, TA0, TB);
-			_tile_dpbssd(TC1, TA1, TB);
-			_tile_stored(TC0, c0, 64);
-			_tile_stored(TC1, c1, 64);
-			scale_add(acc + u, c0, _mm512_load_ps(wd), xd0, AMX_ROWS);
-			scale_add(acc + u + AMX_ROWS, c1, _mm512_load_ps(wd), xd1,
-				  AMX_ROWS);
+	for (size_t i = 0; i < mr; i++) {
+		if (a->yt == SHXK_F32 && n >= a->n0 && n + AMX_NW <= a->n1) {
+			memcpy((float *)a->y + (i0 + i) * a->ldy + n, acc[i],
+			       sizeof(acc[i]));
+			continue;
 		}
-		for (; u < mr; u += AMX_ROWS) {
-			size_t rows = mr - u < AMX_ROWS ? mr - u : AMX_ROWS;
-			const uint8_t *t0 = act_tile(a, i0 + u, rows, j, xd0, pad);
-
-			_tile_zero(TC0);
-			TILE_LOAD(TA0, t0, rows == AMX_ROWS ? a->astride : SHXK_QK);
-			_tile_dpbssd(TC0, TA0, TB);
-			_tile_stored(TC0, c0, 64);
-			scale_add(acc + u, c0, _mm512_load_ps(wd), xd0, rows);
-		}
+		for (size_t r = 0; r < AMX_NW; r++)
+			if (n + r >= a->n0 && n + r < a->n1)
+				shxk_store(a, i0 + i, n + r, acc[i][r]);
 	}
-	for (size_t i = 0; i < mr; i++)
-		for (size_t r = 0; r < nr; r++)
-			shxk_store(a, i0 + i, n + r, acc[i][r]);
 }
 
-static void gemm_amx(const struct shxk_gemm_args *a, int q4, int x8)
+/* X8 groups g..g+3 (32 weight rows) x activation rows i0..i0+mr-1. */
+static void amx_pass(const struct shxk_gemm_args *a, int q4,
+		     const __m512i perm[2], size_t g, size_t gend,
+		     size_t i0, size_t mr)
 {
-	const struct shxk_ops *small = &shxk_ops_avx512bf16;
-	enum shxk_type wt = q4 ? SHXK_Q4_0 : SHXK_Q8_0;
-	struct amx_perm p;
+	_Alignas(64) float acc[AMX_CHUNK][AMX_NW];
+	_Alignas(64) int32_t bt[2][8][AMX_ROWS];
+	_Alignas(64) int32_t c[4][AMX_ROWS][AMX_ROWS];
+	_Alignas(64) uint8_t pad[AMX_ROWS][SHXK_QK] = { { 0 } };
+	const uint8_t *xd0 = a->act + i0 * a->astride + a->k;
+
+	memset(acc, 0, mr * sizeof(acc[0]));
+	for (size_t j = 0; j < a->k / SHXK_QK; j++) {
+		__m512 wd0 = weight_tile(a, q4, g, gend, j, perm, bt[0]);
+		__m512 wd1 = weight_tile(a, q4, g + 2, gend, j, perm, bt[1]);
+		const uint8_t *xd = xd0 + j * sizeof(float);
+
+		TILE_LOAD(TB0, bt[0], 64);
+		TILE_LOAD(TB1, bt[1], 64);
+		for (size_t u = 0; u < mr; u += 2 * AMX_ROWS) {
+			size_t r0 = mr - u < AMX_ROWS ? mr - u : AMX_ROWS;
+			size_t r1 = mr - u - r0 < AMX_ROWS ? mr - u - r0 : AMX_ROWS;
+			const uint8_t *t;
+			size_t st;
+
+			t = act_tile(a, i0 + u, r0, j, pad, &st);
+			TILE_LOAD(TA0, t, st);
+			_tile_zero(TC00);
+			_tile_zero(TC01);
+			_tile_dpbssd(TC00, TA0, TB0);
+			_tile_dpbssd(TC01, TA0, TB1);
+			if (r1) {
+				t = act_tile(a, i0 + u + r0, r1, j, pad, &st);
+				TILE_LOAD(TA1, t, st);
+				_tile_zero(TC10);
+				_tile_zero(TC11);
+				_tile_dpbssd(TC10, TA1, TB0);
+				_tile_dpbssd(TC11, TA1, TB1);
+			}
+			_tile_stored(TC00, c[0], 64);
+			_tile_stored(TC01, c[1], 64);
+			scale_add(acc + u, c[0], wd0, xd + u * a->astride,
+				  a->astride, r0);
+			scale_add((float (*)[AMX_NW])(acc[u] + AMX_ROWS), c[1],
+				  wd1, xd + u * a->astride, a->astride, r0);
+			if (!r1)
+				continue;
+			_tile_stored(TC10, c[2], 64);
+			_tile_stored(TC11, c[3], 64);
+			scale_add(acc + u + r0, c[2], wd0,
+				  xd + (u + r0) * a->astride, a->astride, r1);
+			scale_add((float (*)[AMX_NW])(acc[u + r0] + AMX_ROWS),
+				  c[3], wd1, xd + (u + r0) * a->astride,
+				  a->astride, r1);
+		}
+	}
+	store_rows(a, acc, i0, mr, g * SHXK_X8);
+}
+
+static void gemm_amx(const struct shxk_gemm_args *a, int q4)
+{
+	size_t g0 = a->n0 / SHXK_X8, gend = (a->n1 + SHXK_X8 - 1) / SHXK_X8;
+	size_t chunk;
+	__m512i perm[2];
 
 	if (a->m < AMX_MIN_M) {
-		(x8 ? small->gemm_x8[wt] : small->gemm[wt])(a);
+		(q4 ? shxk_ops_avx512bf16.gemm_x8[SHXK_Q4_0] :
+		      shxk_ops_avx512bf16.gemm_x8[SHXK_Q8_0])(a);
 		return;
 	}
-	perm_init(&p);
+	/* Dword e of rows 0..7 of the first group, then of the second. */
+	for (int e = 0; e < 2; e++)
+		perm[e] = _mm512_add_epi32(_mm512_set_epi32(30, 28, 26, 24, 22,
+			20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0), _mm512_set1_epi32(e));
+	/* A chunk's rows are read once per pass: keep them in L2. */
+	chunk = AMX_CHUNK_L2 / a->astride / AMX_NW * AMX_NW;
+	chunk = chunk < AMX_NW ? AMX_NW : chunk > AMX_CHUNK ? AMX_CHUNK : chunk;
 	_tile_loadconfig(&g_cfg);
-	for (size_t i0 = 0; i0 < a->m; i0 += AMX_CHUNK) {
-		size_t mr = a->m - i0 < AMX_CHUNK ? a->m - i0 : AMX_CHUNK;
+	for (size_t i0 = 0; i0 < a->m; i0 += chunk) {
+		size_t mr = a->m - i0 < chunk ? a->m - i0 : chunk;
 
-		for (size_t n = a->n0; n < a->n1; n += AMX_ROWS)
-			amx_tile(a, q4, x8, &p, n, a->n1 - n < AMX_ROWS ?
-				 a->n1 - n : AMX_ROWS, i0, mr);
+		for (size_t g = g0; g < gend; g += AMX_NW / SHXK_X8)
+			amx_pass(a, q4, perm, g, gend, i0, mr);
 	}
 	_tile_release();
 }
@@ -296,6 +295,25 @@ static const struct amx_cfg g_cfg_bf16 = {
 	.rows = { AMX_ROWS, AMX_ROWS, AMX_ROWS, AMX_ROWS, AMX_ROWS, BF_K / 2 },
 };
 
+/*
+ * A transpose in rounds of vpermt2d, each merging two registers that hold
+ * r rows of d dwords into one that holds 2r rows of d / 2: dwords
+ * h * d / 2.. of both. Element i of the result is row i % 2r, dword
+ * i / 2r of those; the inputs hold row q, dword g at g * r + q. Index
+ * i + 16 picks element i of the second register.
+ */
+static __m512i perm_index(int r, int d, int h)
+{
+	int32_t idx[16];
+
+	for (int i = 0; i < 16; i++) {
+		int q = i % (2 * r), g = h * d / 2 + i / (2 * r);
+
+		idx[i] = (q < r ? 0 : 16) + g * r + q % r;
+	}
+	return _mm512_loadu_si512(idx);
+}
+
 /* 16 rows of 16 dwords, one a register: four rounds. */
 struct amx_perm16 {
 	__m512i p[4][2];
@@ -305,7 +323,7 @@ static void perm16_init(struct amx_perm16 *p)
 {
 	for (int rd = 0; rd < 4; rd++)
 		for (int h = 0; h < 2; h++)
-			p->p[rd][h] = perm_index(1 << rd, 16 >> rd, h, 0);
+			p->p[rd][h] = perm_index(1 << rd, 16 >> rd, h);
 }
 
 /*
@@ -435,22 +453,12 @@ void shxk_gemm_bf16_amx(const struct shxk_gemm_args *a)
 	_tile_release();
 }
 
-void shxk_gemm_q8_0_amx(const struct shxk_gemm_args *a)
-{
-	gemm_amx(a, 0, 0);
-}
-
-void shxk_gemm_q4_0_amx(const struct shxk_gemm_args *a)
-{
-	gemm_amx(a, 1, 0);
-}
-
 void shxk_gemm_x8_q8_0_amx(const struct shxk_gemm_args *a)
 {
-	gemm_amx(a, 0, 1);
+	gemm_amx(a, 0);
 }
 
 void shxk_gemm_x8_q4_0_amx(const struct shxk_gemm_args *a)
 {
-	gemm_amx(a, 1, 1);
+	gemm_amx(a, 1);
 }

@@ -694,7 +694,7 @@ static void gemm_x8_q4_0(const struct shxk_gemm_args *a)
 
 /*
  * avx512bf16 is this table with vdpbf16ps for BF16 weights; amx is
- * avx512bf16's with the tile GEMMs of amx.c for Q8_0, Q4_0 and BF16.
+ * avx512bf16's with the tile GEMMs of amx.c for BF16 and X8 Q8_0, Q4_0.
  */
 #define AVX512_OPS(NAME, GEMM_BF16, GEMM_Q8, GEMM_Q4, X8_Q8, X8_Q4) {	\
 	.name = NAME,							\
@@ -727,5 +727,4 @@ const struct shxk_ops shxk_ops_avx512bf16 = AVX512_OPS("avx512bf16",
 	shxk_gemm_bf16_avx512bf16, gemm_q8_0, gemm_q4_0, gemm_x8_q8_0,
 	gemm_x8_q4_0);
 const struct shxk_ops shxk_ops_amx = AVX512_OPS("amx",
-	shxk_gemm_bf16_amx, shxk_gemm_q8_0_amx, shxk_gemm_q4_0_amx,
-	shxk_gemm_x8_q8_0_amx, shxk_gemm_x8_q4_0_amx);
+	shxk_gemm_bf16_amx, gemm_q8_0, gemm_q4_0, shxk_gemm_x8_q8_0_amx, shxk_gemm_x8_q4_0_amx);
