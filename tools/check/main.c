@@ -584,6 +584,8 @@ static void check_cpu(void)
 	size_t i;
 	int ret, err;
 
+	/* First: it asks Linux for the AMX tile state "amx" is selected by. */
+	ret = shxk_init();
 	cJSON_AddItemToArray(runs, cJSON_CreateString("generic"));
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		size_t n = strlen(list);
@@ -593,7 +595,6 @@ static void check_cpu(void)
 		cJSON_AddItemToArray(runs, cJSON_CreateString(names[i]));
 		snprintf(list + n, sizeof(list) - n, " %s", names[i]);
 	}
-	ret = shxk_init();
 	shxk_cpu_info(&ci);
 	cJSON_AddStringToObject(d, "model", ci.model);
 	cJSON_AddItemToObject(d, "runs", runs);
