@@ -52,6 +52,17 @@
 #define SHXK_X8_PREFETCH_ROW 4096
 #define SHXK_X8_PREFETCH_L2 8192
 #define SHXK_X8_L1_ACT 12288
+/*
+ * And, in the amx table's batch 1 (shxk_gemm_x8_far_avx512), a second
+ * prefetch of each group this far ahead into L2. Intel Xeon with AMX
+ * (family 6 model 167), 2 threads, M = 1, % of the read bandwidth over
+ * 4096x14336, 14336x4096, 3584x18944, 3584x3584, three alternating runs:
+ * q4_0 98-100 / 105-106 / 98-100 / 99-100 -> 106-107 / 108-114 / 106-108
+ * / 108-110, q8_0 within noise (8 or 32 KiB: about the same). Not
+ * measured on the AMD machines the rows above were set on, so their
+ * tables go without it.
+ */
+#define SHXK_X8_PREFETCH_FAR 16384
 
 /* ---- activations: bit-exact with shxk_act_q8_generic ---- */
 
@@ -587,7 +598,7 @@ INLINE __m512i bcast8(const int8_t *p)
 enum x8_pf { X8_PF_TILE, X8_PF_ROW, X8_PF_ROW_L2 };
 
 INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
-		    size_t i, const int MT, const enum x8_pf pf)
+		    size_t i, const int MT, const enum x8_pf pf, const int far)
 {
 	const size_t ahead = pf == X8_PF_ROW ? SHXK_X8_PREFETCH_ROW :
 			     pf == X8_PF_ROW_L2 ? SHXK_X8_PREFETCH_L2 :
@@ -613,6 +624,10 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 		for (size_t o = 0; o < bs * SHXK_X8; o += 64)
 			_mm_prefetch((const char *)col + ahead + o,
 				     pf == X8_PF_ROW_L2 ? _MM_HINT_T1 : _MM_HINT_T0);
+		if (far)
+			for (size_t o = 0; o < bs * SHXK_X8; o += 64)
+				_mm_prefetch((const char *)col +
+					     SHXK_X8_PREFETCH_FAR + o, _MM_HINT_T1);
 		/* w[c] pairs with activation bytes 8c..8c+7. */
 		if (q4) {
 			__m512i c0 = _mm512_loadu_si512(col + 16);
@@ -666,11 +681,11 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 	}
 }
 
-INLINE void gemm_x8(const struct shxk_gemm_args *a, int q4)
+INLINE void gemm_x8(const struct shxk_gemm_args *a, int q4, const int far)
 {
-#define X8_TILE(g, i, T) x8_tile(a, q4, g, i, T, X8_PF_TILE)
-#define X8_ROW(g, i, T) x8_tile(a, q4, g, i, T, X8_PF_ROW)
-#define X8_ROW_L2(g, i, T) x8_tile(a, q4, g, i, T, X8_PF_ROW_L2)
+#define X8_TILE(g, i, T) x8_tile(a, q4, g, i, T, X8_PF_TILE, 0)
+#define X8_ROW(g, i, T) x8_tile(a, q4, g, i, T, X8_PF_ROW, far)
+#define X8_ROW_L2(g, i, T) x8_tile(a, q4, g, i, T, X8_PF_ROW_L2, far)
 	if (a->m > 1)
 		SHXK_X8_WALK(a, 4, X8_TILE);
 	else if (q4 && a->astride > SHXK_X8_L1_ACT)
@@ -684,12 +699,20 @@ INLINE void gemm_x8(const struct shxk_gemm_args *a, int q4)
 
 static void gemm_x8_q8_0(const struct shxk_gemm_args *a)
 {
-	gemm_x8(a, 0);
+	gemm_x8(a, 0, 0);
 }
 
 static void gemm_x8_q4_0(const struct shxk_gemm_args *a)
 {
-	gemm_x8(a, 1);
+	gemm_x8(a, 1, 0);
+}
+
+void shxk_gemm_x8_far_avx512(const struct shxk_gemm_args *a, int q4)
+{
+	if (q4)
+		gemm_x8(a, 1, 1);
+	else
+		gemm_x8(a, 0, 1);
 }
 
 /*
