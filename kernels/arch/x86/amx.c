@@ -37,6 +37,7 @@
 #define AMX_MIN_M 16	/* activation rows for the tiles to pay */
 #define AMX_ROWS 16	/* rows of tiles A and C, columns of B and C */
 #define AMX_NW (2 * AMX_ROWS)	/* weight rows a pass: tiles B0 and B1 */
+#define AMX_MW (2 * AMX_ROWS)	/* activation rows a step: tiles A0, A1 */
 #define AMX_CHUNK 128	/* activation rows a pass: 16 KiB of f32 sums */
 #define AMX_CHUNK_L2 (1u << 20)	/* and at most this many of their bytes */
 /*
@@ -145,21 +146,25 @@ static inline __m512 weight_tile(const struct shxk_gemm_args *a, int q4,
 }
 
 /*
- * acc[i][0..15] += c[i][0..15] * xd_i * wd[0..15] for rows i < rows, xd_i
- * the block's scale in activation row i (rows astride bytes from xd).
+ * The two C tiles of one activation tile, c[t] (weight tile t, scales
+ * wd[t]), into acc: acc[i][16t..16t+15] += c[t][i][0..15] * xd_i * wd[t]
+ * for rows i < rows, xd_i the block's scale in activation row i (rows
+ * astride bytes apart from xd).
  */
-static inline void scale_add(float (*acc)[AMX_NW], const int32_t c[][AMX_ROWS],
-			     __m512 wd, const uint8_t *xd, size_t astride,
-			     size_t rows)
+static inline void scale_add(float (*acc)[AMX_NW],
+			     const int32_t c[2][AMX_ROWS][AMX_ROWS],
+			     const __m512 wd[2], const uint8_t *xd,
+			     size_t astride, size_t rows)
 {
 	for (size_t i = 0; i < rows; i++) {
 		float x;
 
 		memcpy(&x, xd + i * astride, sizeof(x));
-		_mm512_storeu_ps(acc[i], _mm512_fmadd_ps(
-			_mm512_cvtepi32_ps(_mm512_load_si512(c[i])),
-			_mm512_mul_ps(_mm512_set1_ps(x), wd),
-			_mm512_loadu_ps(acc[i])));
+		for (int t = 0; t < 2; t++)
+			_mm512_storeu_ps(acc[i] + t * AMX_ROWS, _mm512_fmadd_ps(
+				_mm512_cvtepi32_ps(_mm512_load_si512(c[t][i])),
+				_mm512_mul_ps(_mm512_set1_ps(x), wd[t]),
+				_mm512_loadu_ps(acc[i] + t * AMX_ROWS)));
 	}
 }
 
@@ -209,17 +214,20 @@ static void amx_pass(const struct shxk_gemm_args *a, int q4,
 	_Alignas(64) int32_t bt[2][8][AMX_ROWS];
 	_Alignas(64) int32_t c[4][AMX_ROWS][AMX_ROWS];
 	_Alignas(64) uint8_t pad[AMX_ROWS][SHXK_QK] = { { 0 } };
-	const uint8_t *xd0 = a->act + i0 * a->astride + a->k;
+	const uint8_t *xd0 = (const uint8_t *)shxk_act_d(a->act +
+							 i0 * a->astride, a->k);
 
 	memset(acc, 0, mr * sizeof(acc[0]));
 	for (size_t j = 0; j < a->k / SHXK_QK; j++) {
-		__m512 wd0 = weight_tile(a, q4, g, gend, j, perm, bt[0]);
-		__m512 wd1 = weight_tile(a, q4, g + 2, gend, j, perm, bt[1]);
+		const __m512 wd[2] = {
+			weight_tile(a, q4, g, gend, j, perm, bt[0]),
+			weight_tile(a, q4, g + 2, gend, j, perm, bt[1]),
+		};
 		const uint8_t *xd = xd0 + j * sizeof(float);
 
 		TILE_LOAD(TB0, bt[0], 64);
 		TILE_LOAD(TB1, bt[1], 64);
-		for (size_t u = 0; u < mr; u += 2 * AMX_ROWS) {
+		for (size_t u = 0; u < mr; u += AMX_MW) {
 			size_t r0 = mr - u < AMX_ROWS ? mr - u : AMX_ROWS;
 			size_t r1 = mr - u - r0 < AMX_ROWS ? mr - u - r0 : AMX_ROWS;
 			const uint8_t *t;
@@ -241,19 +249,14 @@ static void amx_pass(const struct shxk_gemm_args *a, int q4,
 			}
 			_tile_stored(TC00, c[0], 64);
 			_tile_stored(TC01, c[1], 64);
-			scale_add(acc + u, c[0], wd0, xd + u * a->astride,
+			scale_add(acc + u, c, wd, xd + u * a->astride,
 				  a->astride, r0);
-			scale_add((float (*)[AMX_NW])(acc[u] + AMX_ROWS), c[1],
-				  wd1, xd + u * a->astride, a->astride, r0);
 			if (!r1)
 				continue;
 			_tile_stored(TC10, c[2], 64);
 			_tile_stored(TC11, c[3], 64);
-			scale_add(acc + u + r0, c[2], wd0,
+			scale_add(acc + u + r0, c + 2, wd,
 				  xd + (u + r0) * a->astride, a->astride, r1);
-			scale_add((float (*)[AMX_NW])(acc[u + r0] + AMX_ROWS),
-				  c[3], wd1, xd + (u + r0) * a->astride,
-				  a->astride, r1);
 		}
 	}
 	store_rows(a, acc, i0, mr, g * SHXK_X8);
@@ -274,8 +277,8 @@ static void gemm_amx(const struct shxk_gemm_args *a, int q4)
 		perm[e] = _mm512_add_epi32(_mm512_set_epi32(30, 28, 26, 24, 22,
 			20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0), _mm512_set1_epi32(e));
 	/* A chunk's rows are read once per pass: keep them in L2. */
-	chunk = AMX_CHUNK_L2 / a->astride / AMX_NW * AMX_NW;
-	chunk = chunk < AMX_NW ? AMX_NW : chunk > AMX_CHUNK ? AMX_CHUNK : chunk;
+	chunk = AMX_CHUNK_L2 / a->astride / AMX_MW * AMX_MW;
+	chunk = chunk < AMX_MW ? AMX_MW : chunk > AMX_CHUNK ? AMX_CHUNK : chunk;
 	_tile_loadconfig(&g_cfg);
 	for (size_t i0 = 0; i0 < a->m; i0 += chunk) {
 		size_t mr = a->m - i0 < chunk ? a->m - i0 : chunk;
