@@ -53,16 +53,18 @@
 #define SHXK_X8_PREFETCH_L2 8192
 #define SHXK_X8_L1_ACT 12288
 /*
- * And, in the amx table's batch 1 (shxk_gemm_x8_far_avx512), a second
- * prefetch of each group this far ahead into L2. Intel Xeon with AMX
- * (family 6 model 167), 2 threads, M = 1, % of the read bandwidth over
- * 4096x14336, 14336x4096, 3584x18944, 3584x3584, three alternating runs:
- * q4_0 98-100 / 105-106 / 98-100 / 99-100 -> 106-107 / 108-114 / 106-108
- * / 108-110, q8_0 within noise (8 or 32 KiB: about the same). Not
- * measured on the AMD machines the rows above were set on, so their
+ * And the amx table's batch 1 (shxk_gemm_x8_pair_avx512) reads two
+ * groups at once, the first and the second half of a call's rows: two
+ * weight streams, SHXK_PREFETCH ahead into L1, sharing each activation
+ * broadcast. Intel Xeon with AMX (family 6 model 167), 2 threads, M = 1,
+ * % of the read bandwidth, 4096x14336 / 14336x4096 / 4096x128256, two
+ * alternating runs: one stream with a second prefetch 16 KiB ahead into
+ * L2, q4_0 100-106 / 96-105 / 102-104, q8_0 98-102 / 97-100 / 101-102;
+ * two streams 109-114 / 112-113 / 113-114 and 110-113 / 111-112 /
+ * 110-111 (the far prefetch on top: 102-112; four streams: 110-119).
+ * Not measured on the AMD machines the rows above were set on, so their
  * tables go without it.
  */
-#define SHXK_X8_PREFETCH_FAR 16384
 
 /* ---- activations: bit-exact with shxk_act_q8_generic ---- */
 
@@ -590,104 +592,139 @@ INLINE __m512i bcast8(const int8_t *p)
 	return _mm512_set1_epi64(v);
 }
 
+/* Row i's sums of group rows n..n+7 (lane pairs) to y. */
+INLINE void x8_store(const struct shxk_gemm_args *a, __m512 acc, size_t i,
+		     size_t n)
+{
+	/* Pair sums land in the even lanes; pack them to 8 rows. */
+	__m512 s = _mm512_add_ps(acc, _mm512_permute_ps(acc, 0xb1));
+	__m256 rows = _mm512_castps512_ps256(_mm512_maskz_compress_ps(0x5555, s));
+
+	if (a->yt == SHXK_F32 && n >= a->n0 && n + 8 <= a->n1) {
+		_mm256_storeu_ps((float *)a->y + i * a->ldy + n, rows);
+	} else {
+		float v[8];
+
+		_mm256_storeu_ps(v, rows);
+		UNROLL
+		for (int r = 0; r < 8; r++)
+			if (n + r >= a->n0 && n + r < a->n1)
+				shxk_store(a, i, n + r, v[r]);
+	}
+}
+
 /*
- * One 8-row group g times MT activation rows from i. Lane 2r + h of an
- * accumulator holds half of row r's dot product; pairs are added at the
- * end.
+ * NG 8-row groups g, g + gs, ... times MT activation rows from i. Lane
+ * 2r + h of an accumulator holds half of row r's dot product; pairs are
+ * added at the end.
  */
 enum x8_pf { X8_PF_TILE, X8_PF_ROW, X8_PF_ROW_L2 };
 
 INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
-		    size_t i, const int MT, const enum x8_pf pf, const int far)
+		    size_t gs, const int NG, size_t i, const int MT,
+		    const enum x8_pf pf)
 {
 	const size_t ahead = pf == X8_PF_ROW ? SHXK_X8_PREFETCH_ROW :
 			     pf == X8_PF_ROW_L2 ? SHXK_X8_PREFETCH_L2 :
 			     SHXK_PREFETCH;
 	size_t bs = q4 ? sizeof(struct shxk_block_q4_0) :
 			 sizeof(struct shxk_block_q8_0);
-	const uint8_t *col = a->w + g * a->wstride;
 	/* Duplicates each of 8 f16 scales into a lane pair. */
 	const __m256i dup = _mm256_setr_epi16(0, 0, 1, 1, 2, 2, 3, 3,
 					      4, 4, 5, 5, 6, 6, 7, 7);
 	const __m512i m4 = _mm512_set1_epi8(15), flip = _mm512_set1_epi8(-128);
 	const int bias = q4 ? -8 : -128;
-	__m512 acc[4];
+	__m512 acc[2][4];
 
 	UNROLL
-	for (int u = 0; u < MT; u++)
-		acc[u] = _mm512_setzero_ps();
-	for (size_t j = 0; j < a->k / SHXK_QK; j++, col += bs * SHXK_X8) {
-		__m512 dw = _mm512_cvtph_ps(_mm256_permutexvar_epi16(dup,
-			_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)col))));
-		__m512i w[4];
+	for (int s = 0; s < NG; s++)
+		UNROLL
+		for (int u = 0; u < MT; u++)
+			acc[s][u] = _mm512_setzero_ps();
+	for (size_t j = 0; j < a->k / SHXK_QK; j++) {
+		__m512 dw[2];
+		__m512i w[2][4];
 
-		for (size_t o = 0; o < bs * SHXK_X8; o += 64)
-			_mm_prefetch((const char *)col + ahead + o,
-				     pf == X8_PF_ROW_L2 ? _MM_HINT_T1 : _MM_HINT_T0);
-		if (far)
+		UNROLL
+		for (int s = 0; s < NG; s++) {
+			const uint8_t *col = a->w + (g + s * gs) * a->wstride +
+					     j * bs * SHXK_X8;
+
+			dw[s] = _mm512_cvtph_ps(_mm256_permutexvar_epi16(dup,
+				_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)col))));
 			for (size_t o = 0; o < bs * SHXK_X8; o += 64)
-				_mm_prefetch((const char *)col +
-					     SHXK_X8_PREFETCH_FAR + o, _MM_HINT_T1);
-		/* w[c] pairs with activation bytes 8c..8c+7. */
-		if (q4) {
-			__m512i c0 = _mm512_loadu_si512(col + 16);
-			__m512i c1 = _mm512_loadu_si512(col + 80);
+				_mm_prefetch((const char *)col + ahead + o,
+					     pf == X8_PF_ROW_L2 ? _MM_HINT_T1 : _MM_HINT_T0);
+			/* w[s][c] pairs with activation bytes 8c..8c+7. */
+			if (q4) {
+				__m512i c0 = _mm512_loadu_si512(col + 16);
+				__m512i c1 = _mm512_loadu_si512(col + 80);
 
-			w[0] = _mm512_and_si512(c0, m4);
-			w[1] = _mm512_and_si512(c1, m4);
-			w[2] = _mm512_and_si512(_mm512_srli_epi16(c0, 4), m4);
-			w[3] = _mm512_and_si512(_mm512_srli_epi16(c1, 4), m4);
-		} else {
-			UNROLL
-			for (int c = 0; c < 4; c++)
-				w[c] = _mm512_xor_si512(
-					_mm512_loadu_si512(col + 16 + 64 * c), flip);
+				w[s][0] = _mm512_and_si512(c0, m4);
+				w[s][1] = _mm512_and_si512(c1, m4);
+				w[s][2] = _mm512_and_si512(_mm512_srli_epi16(c0, 4), m4);
+				w[s][3] = _mm512_and_si512(_mm512_srli_epi16(c1, 4), m4);
+			} else {
+				UNROLL
+				for (int c = 0; c < 4; c++)
+					w[s][c] = _mm512_xor_si512(
+						_mm512_loadu_si512(col + 16 + 64 * c), flip);
+			}
 		}
 		UNROLL
 		for (int u = 0; u < MT; u++) {
 			const uint8_t *ar = a->act + (i + u) * a->astride;
 			const int8_t *x = (const int8_t *)ar + j * SHXK_QK;
 			/* The bias once per row: in the even lane only. */
-			__m512i dot = _mm512_maskz_set1_epi32(0x5555,
+			__m512i bias_s = _mm512_maskz_set1_epi32(0x5555,
 					bias * shxk_act_s(ar, a->k)[j]);
+			__m512i x0 = bcast8(x), x1 = bcast8(x + 8);
+			__m512i x2 = bcast8(x + 16), x3 = bcast8(x + 24);
+			__m512 xd = _mm512_set1_ps(shxk_act_d(ar, a->k)[j]);
 
-			dot = _mm512_dpbusd_epi32(dot, w[0], bcast8(x));
-			dot = _mm512_dpbusd_epi32(dot, w[1], bcast8(x + 8));
-			dot = _mm512_dpbusd_epi32(dot, w[2], bcast8(x + 16));
-			dot = _mm512_dpbusd_epi32(dot, w[3], bcast8(x + 24));
-			acc[u] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot),
-				_mm512_mul_ps(dw, _mm512_set1_ps(shxk_act_d(ar, a->k)[j])),
-				acc[u]);
+			UNROLL
+			for (int s = 0; s < NG; s++) {
+				__m512i dot = _mm512_dpbusd_epi32(bias_s, w[s][0], x0);
+
+				dot = _mm512_dpbusd_epi32(dot, w[s][1], x1);
+				dot = _mm512_dpbusd_epi32(dot, w[s][2], x2);
+				dot = _mm512_dpbusd_epi32(dot, w[s][3], x3);
+				acc[s][u] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot),
+					_mm512_mul_ps(dw[s], xd), acc[s][u]);
+			}
 		}
 	}
 	UNROLL
-	for (int u = 0; u < MT; u++) {
-		/* Pair sums land in the even lanes; pack them to 8 rows. */
-		__m512 s = _mm512_add_ps(acc[u], _mm512_permute_ps(acc[u], 0xb1));
-		__m256 rows = _mm512_castps512_ps256(_mm512_maskz_compress_ps(0x5555, s));
-		size_t n = g * SHXK_X8;
-
-		if (a->yt == SHXK_F32 && n >= a->n0 && n + 8 <= a->n1) {
-			_mm256_storeu_ps((float *)a->y + (i + u) * a->ldy + n, rows);
-		} else {
-			float v[8];
-
-			_mm256_storeu_ps(v, rows);
-			UNROLL
-			for (int r = 0; r < 8; r++)
-				if (n + r >= a->n0 && n + r < a->n1)
-					shxk_store(a, i + u, n + r, v[r]);
-		}
-	}
+	for (int s = 0; s < NG; s++)
+		UNROLL
+		for (int u = 0; u < MT; u++)
+			x8_store(a, acc[s][u], i + u, (g + s * gs) * SHXK_X8);
 }
 
-INLINE void gemm_x8(const struct shxk_gemm_args *a, int q4, const int far)
+/*
+ * Batch 1 as two streams: group pairs from the two halves of the call's
+ * groups, then the odd one left.
+ */
+INLINE void x8_pairs(const struct shxk_gemm_args *a, int q4)
 {
-#define X8_TILE(g, i, T) x8_tile(a, q4, g, i, T, X8_PF_TILE, 0)
-#define X8_ROW(g, i, T) x8_tile(a, q4, g, i, T, X8_PF_ROW, far)
-#define X8_ROW_L2(g, i, T) x8_tile(a, q4, g, i, T, X8_PF_ROW_L2, far)
+	size_t g0 = a->n0 / SHXK_X8, g1 = (a->n1 + SHXK_X8 - 1) / SHXK_X8;
+	size_t h = (g1 - g0) / 2;
+
+	for (size_t g = g0; g < g0 + h; g++)
+		x8_tile(a, q4, g, h, 2, 0, 1, X8_PF_TILE);
+	if ((g1 - g0) % 2)
+		x8_tile(a, q4, g1 - 1, 0, 1, 0, 1, X8_PF_TILE);
+}
+
+INLINE void gemm_x8(const struct shxk_gemm_args *a, int q4, const int pairs)
+{
+#define X8_TILE(g, i, T) x8_tile(a, q4, g, 0, 1, i, T, X8_PF_TILE)
+#define X8_ROW(g, i, T) x8_tile(a, q4, g, 0, 1, i, T, X8_PF_ROW)
+#define X8_ROW_L2(g, i, T) x8_tile(a, q4, g, 0, 1, i, T, X8_PF_ROW_L2)
 	if (a->m > 1)
 		SHXK_X8_WALK(a, 4, X8_TILE);
+	else if (pairs)
+		x8_pairs(a, q4);
 	else if (q4 && a->astride > SHXK_X8_L1_ACT)
 		SHXK_X8_WALK(a, 1, X8_ROW_L2);
 	else
@@ -707,7 +744,7 @@ static void gemm_x8_q4_0(const struct shxk_gemm_args *a)
 	gemm_x8(a, 1, 0);
 }
 
-void shxk_gemm_x8_far_avx512(const struct shxk_gemm_args *a, int q4)
+void shxk_gemm_x8_pair_avx512(const struct shxk_gemm_args *a, int q4)
 {
 	if (q4)
 		gemm_x8(a, 1, 1);
