@@ -16,11 +16,14 @@ PYTHON	?= /usr/bin/python3
 # Debian's python3 reads $(PREFIX)/lib/python3.X/dist-packages for /usr
 # and /usr/local. (Not pip --root/--prefix: Debian's scheme turns prefix
 # /usr/local into /usr/local/local.)
-PYTHONDIR ?= $(PREFIX)/lib/python$(shell $(PYTHON) -c \
-	'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
+PYTHONDIR ?= $(PREFIX)/lib/python$(PY_TAG)/dist-packages
 PY_VERSION := 0.1.0
 PY_LIB	:= $(B)/python/lib
-PY_STAMP := $(PY_LIB)/.built
+# One stamp per interpreter version: extensions of several (cpython-311,
+# cpython-312, ...) sit side by side in $(PY_LIB), so PYTHON=another one
+# builds its own instead of finding the stamp of the last.
+PY_TAG	:= $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PY_STAMP := $(PY_LIB)/.built-$(PY_TAG)
 PY_SRCS	:= python/setup.py python/pyproject.toml \
 	$(wildcard python/syshax/*.py python/syshax/*.c python/syshax/*.h)
 # runtime/runtime.mk is read after this file: its SHRT_A and SHRT_HDRS are
@@ -32,7 +35,10 @@ PY_TEXT	:= $(B)/libshxtext.a $(addprefix $(B)/daemon/model/,tfile.o gguf.o \
 PY_HDRS	:= runtime/include/syshax/rt.h uapi/syshax.h uapi/syshax_ops.h \
 	$(wildcard text/*.h)
 
-.PHONY: check-python install-python uninstall-python
+.PHONY: python-ext check-python install-python uninstall-python
+
+# The package for $(PYTHON) alone (tests/gpu/run.sh).
+python-ext: $(PY_STAMP)
 
 ifneq ($(NO_PYTHON),1)
 ifneq ($(SAN),1)

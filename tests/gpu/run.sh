@@ -23,7 +23,16 @@ if [ "${1:-}" = --dry-run ]; then
 	shift
 fi
 b=$(realpath -m "${1:-$top/build}")
-py=${PYTHON:-/usr/bin/python3}
+# $PYTHON, else the first of Debian's python3 and the python3 on PATH (a
+# venv's, say) that has torch; the package is built for it (make's
+# python-ext).
+py=${PYTHON:-}
+if [ -z "$py" ]; then
+	for py in /usr/bin/python3 "$(command -v python3 || echo python3)"; do
+		"$py" -c 'import torch' 2>/dev/null && break
+	done
+fi
+export PYTHON=$py
 expect="inplace tokens rates"
 
 if [ "${2:-}" != --inner ]; then
@@ -40,9 +49,9 @@ sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
 	mode=()
 	[ "$dev" = cpu ] && mode=(--dry-run)
 	cd "$top" || exit 1
-	"${MAKE:-make}" -j"$(nproc)" B="$b" "$b/syshaxd" "$b/syshax-run" \
-		"$b/python/lib/.built" "$b/models/kjv-llama-f32.gguf" >/dev/null ||
-		exit 1
+	"${MAKE:-make}" -j"$(nproc)" B="$b" PYTHON="$py" "$b/syshaxd" \
+		"$b/syshax-run" python-ext "$b/models/kjv-llama-f32.gguf" \
+		>/dev/null || exit 1
 	log=$(mktemp "${TMPDIR:-/tmp}/syshax-gpu.XXXXXX") || exit 1
 	trap 'rm -f "$log"' EXIT
 	"$top/scripts/with-syshaxd" "$b/syshaxd" --model-dir "$b/models" -- \

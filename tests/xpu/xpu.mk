@@ -8,7 +8,7 @@ check-xpu: $(PY_STAMP) $(B)/syshaxd $(B)/syshax-run $(B)/syshax-serve \
 		$(B)/syshax-top \
 		$(B)/models/kjv-llama-f32.gguf $(B)/models/kjv-qwen3moe-f32.gguf
 	@timeout 300 tests/xpu/run.sh $(B) $(PYTHON) || { rc=$$?; [ $$rc -eq 77 ] || exit $$rc; }
-	@timeout 300 tests/gpu/run.sh --dry-run $(B) || { rc=$$?; [ $$rc -eq 77 ] || exit $$rc; }
+	@PYTHON=$(PYTHON) timeout 300 tests/gpu/run.sh --dry-run $(B) || { rc=$$?; [ $$rc -eq 77 ] || exit $$rc; }
 	shellcheck tests/xpu/run.sh tests/gpu/run.sh
 
 ifneq ($(NO_PYTHON),1)
