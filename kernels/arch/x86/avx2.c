@@ -293,8 +293,106 @@ static void swiglu(const float *g, const float *u, float *y, size_t n)
 
 /* ---- decode attention ---- */
 
-/* Query heads per pass over a tile's K and V rows (accumulators in ymm). */
+/* Query heads per pass over a tile's K and V rows. */
 #define AT_HEADS 4
+
+/*
+ * Independent FMA chains per pass for gh heads: an FMA waits 4-5 cycles
+ * for its sum and two pipes issue one each a cycle, so one chain per head
+ * ran at under half their rate. The scores take this many K rows at once,
+ * the weighted sum this many 8-value chunks of V.
+ */
+#define AT_WIDE(gh) ((gh) == 1 ? 8 : (gh) == 2 ? 4 : 2)
+
+/*
+ * The sums of v[0..8) in the lanes of one vector (lane i: v[i]); v[i] for
+ * i >= nv are taken as zero. Six vhaddps and a swap of halves, not eight
+ * horizontal sums of four instructions each.
+ */
+INLINE __m256 hsum8x256(const __m256 *v, const int nv)
+{
+	__m256 z = _mm256_setzero_ps(), t[4], u0, u1;
+
+	UNROLL
+	for (int i = 0; i < 4; i++)
+		t[i] = _mm256_hadd_ps(2 * i < nv ? v[2 * i] : z,
+				      2 * i + 1 < nv ? v[2 * i + 1] : z);
+	u0 = _mm256_hadd_ps(t[0], t[1]);
+	u1 = _mm256_hadd_ps(t[2], t[3]);
+	return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20),
+			     _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+
+/* Scores of gh heads for K rows k[r, r + w): w x gh chains, q read once. */
+INLINE void attn_scores(enum shxk_type t, const int gh, const int w,
+			const float *q, float scale, const void *const *k,
+			size_t n, float p[][SHXK_ATTN_TILE], size_t r)
+{
+	__m256 acc[8];
+	float s[8];
+
+	UNROLL
+	for (int i = 0; i < w * gh; i++)
+		acc[i] = _mm256_setzero_ps();
+	for (size_t e = 0; e < n; e += 8) {
+		__m256 qv[AT_HEADS];
+
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			qv[h] = _mm256_loadu_ps(q + h * n + e);
+		UNROLL
+		for (int j = 0; j < w; j++) {
+			__m256 kx = load_w(t, k[r + j], e);
+
+			UNROLL
+			for (int h = 0; h < gh; h++)
+				acc[j * gh + h] = _mm256_fmadd_ps(kx, qv[h], acc[j * gh + h]);
+		}
+	}
+	_mm256_storeu_ps(s, _mm256_mul_ps(hsum8x256(acc, w * gh),
+					  _mm256_set1_ps(scale)));
+	UNROLL
+	for (int j = 0; j < w; j++)
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			p[h][r + j] = s[j * gh + h];
+}
+
+/* o[h][e, e + 8w) = o * corr + sum over rows of p[h][r] v[r]: w x gh chains. */
+INLINE void attn_values(enum shxk_type t, const int gh, const int w,
+			const void *const *v, size_t nr, size_t n,
+			float p[][SHXK_ATTN_TILE], const __m256 *corr,
+			float *o, size_t e)
+{
+	__m256 acc[8][AT_HEADS];
+
+	UNROLL
+	for (int c = 0; c < w; c++)
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			acc[c][h] = _mm256_mul_ps(_mm256_loadu_ps(o + h * n + e + 8 * c),
+						  corr[h]);
+	for (size_t r = 0; r < nr; r++) {
+		__m256 pv[AT_HEADS];
+
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			pv[h] = _mm256_set1_ps(p[h][r]);
+		UNROLL
+		for (int c = 0; c < w; c++) {
+			__m256 vx = load_w(t, v[r], e + 8 * c);
+
+			UNROLL
+			for (int h = 0; h < gh; h++)
+				acc[c][h] = _mm256_fmadd_ps(pv[h], vx, acc[c][h]);
+		}
+	}
+	UNROLL
+	for (int c = 0; c < w; c++)
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			_mm256_storeu_ps(o + h * n + e + 8 * c, acc[c][h]);
+}
 
 /*
  * gh <= AT_HEADS heads of one kv head, n a multiple of 8: each K and V
@@ -304,63 +402,43 @@ INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 		       float scale, const void *const *k, const void *const *v,
 		       size_t nr, size_t n, float *o, float *mx, float *l)
 {
-	/* Zeros past nr: the exp below runs over whole vectors. */
-	float p[AT_HEADS][SHXK_ATTN_TILE] = { { 0 } };
+	const int w = AT_WIDE(gh);
+	float p[AT_HEADS][SHXK_ATTN_TILE];
 	__m256 corr[AT_HEADS];
+	size_t r = 0, e = 0;
 
-	for (size_t r = 0; r < nr; r++) {
-		__m256 acc[AT_HEADS];
-
-		UNROLL
-		for (int h = 0; h < gh; h++)
-			acc[h] = _mm256_setzero_ps();
-		for (size_t e = 0; e < n; e += 8) {
-			__m256 kx = load_w(t, k[r], e);
-
-			UNROLL
-			for (int h = 0; h < gh; h++)
-				acc[h] = _mm256_fmadd_ps(kx, _mm256_loadu_ps(q + h * n + e), acc[h]);
-		}
-		UNROLL
-		for (int h = 0; h < gh; h++)
-			p[h][r] = hsum256(acc[h]) * scale;
-	}
+	for (; r + w <= nr; r += w)
+		attn_scores(t, gh, w, q, scale, k, n, p, r);
+	for (; r < nr; r++)
+		attn_scores(t, gh, 1, q, scale, k, n, p, r);
 	UNROLL
 	for (int h = 0; h < gh; h++) {
-		float top = mx[h], c = 1.0f, sum = 0.0f;
+		__m256 s0, s1;
+		float top, c = 1.0f;
 
-		for (size_t r = 0; r < nr; r++)
-			top = p[h][r] > top ? p[h][r] : top;
+		/* -inf past nr: no weight from the rows that are not there. */
+		for (r = nr; r < SHXK_ATTN_TILE; r++)
+			p[h][r] = -INFINITY;
+		s0 = _mm256_loadu_ps(p[h]);
+		s1 = _mm256_loadu_ps(p[h] + 8);
+		top = hmax256(_mm256_max_ps(s0, s1));
 		/* New max: rescale what was summed under the old one. */
 		if (top > mx[h]) {
 			c = expf(mx[h] - top);
 			mx[h] = top;
 		}
-		for (size_t r = 0; r < SHXK_ATTN_TILE; r += 8)
-			_mm256_storeu_ps(p[h] + r, exp256(_mm256_sub_ps(_mm256_loadu_ps(p[h] + r),
-									_mm256_set1_ps(top))));
-		for (size_t r = 0; r < nr; r++)
-			sum += p[h][r];
-		l[h] = l[h] * c + sum;
+		top = mx[h];
+		s0 = exp256(_mm256_sub_ps(s0, _mm256_set1_ps(top)));
+		s1 = exp256(_mm256_sub_ps(s1, _mm256_set1_ps(top)));
+		_mm256_storeu_ps(p[h], s0);
+		_mm256_storeu_ps(p[h] + 8, s1);
+		l[h] = l[h] * c + hsum256(_mm256_add_ps(s0, s1));
 		corr[h] = _mm256_set1_ps(c);
 	}
-	for (size_t e = 0; e < n; e += 8) {
-		__m256 acc[AT_HEADS];
-
-		UNROLL
-		for (int h = 0; h < gh; h++)
-			acc[h] = _mm256_mul_ps(_mm256_loadu_ps(o + h * n + e), corr[h]);
-		for (size_t r = 0; r < nr; r++) {
-			__m256 vx = load_w(t, v[r], e);
-
-			UNROLL
-			for (int h = 0; h < gh; h++)
-				acc[h] = _mm256_fmadd_ps(_mm256_set1_ps(p[h][r]), vx, acc[h]);
-		}
-		UNROLL
-		for (int h = 0; h < gh; h++)
-			_mm256_storeu_ps(o + h * n + e, acc[h]);
-	}
+	for (; e + 8 * (size_t)w <= n; e += 8 * (size_t)w)
+		attn_values(t, gh, w, v, nr, n, p, corr, o, e);
+	for (; e < n; e += 8)
+		attn_values(t, gh, 1, v, nr, n, p, corr, o, e);
 }
 
 /* One instance per head count: constant head loops keep acc[] in ymm. */
@@ -381,8 +459,9 @@ static void attn_tile(enum shxk_type t, const float *q, size_t g, float scale,
 		shxk_attn_tile_generic(t, q, g, scale, k, v, nr, n, o, mx, l);
 		return;
 	}
-	for (size_t h = 0; h < g; h += AT_HEADS) {
-		size_t gh = g - h < AT_HEADS ? g - h : AT_HEADS;
+	/* The group in even passes (7 heads: 4 + 3, not 4 + 1 + ...). */
+	for (size_t h = 0, left = (g + AT_HEADS - 1) / AT_HEADS; h < g; left--) {
+		size_t gh = (g - h + left - 1) / left;
 		const float *qh = q + h * n;
 		float *oh = o + h * n;
 
@@ -392,6 +471,7 @@ static void attn_tile(enum shxk_type t, const float *q, size_t g, float scale,
 			ATTN_HEADS(SHXK_BF16);
 		else
 			ATTN_HEADS(SHXK_F32);
+		h += gh;
 	}
 }
 
