@@ -105,6 +105,7 @@ struct shxd_attn {
 	const float *q;
 	float *out, *parts, *ml;	/* per chunk: out and max/sum */
 	size_t seqs, qh, hd, kvh, chunks;
+	size_t ranges;			/* of kv heads, per sequence */
 	float scale;
 };
 int shxd_attn_setup(struct shxd_attn *t, struct shxd_cpu *cpu,

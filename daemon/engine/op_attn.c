@@ -2,10 +2,13 @@
 /*
  * Paged decode attention on every worker: KV in the client's buffers (the
  * blocks an xPU reads too), one query token per sequence. Work items are
- * (sequence, kv head, context chunk); a sequence's context is cut in
- * chunks when there are fewer (sequence, kv head) pairs than threads, and
- * the chunks are merged after the run. ATTN_DECODE and the model steps
- * (op_model.c) both run here.
+ * (sequence, range of kv heads, context chunk). A position's row holds
+ * every kv head side by side, and a thread that reads whole rows in order
+ * runs faster than one reading each kv head's slice of them, so a
+ * sequence's kv heads are cut in ranges only as far as it takes to give
+ * every thread items to claim, and its context in chunks (merged after the
+ * run) only when there are fewer items than threads even so. ATTN_DECODE
+ * and the model steps (op_model.c) both run here.
  */
 #include <errno.h>
 #include <math.h>
@@ -19,13 +22,15 @@
 void shxd_attn_work(const struct shxd_attn *t, const struct shxd_worker *w)
 {
 	size_t group = t->qh / t->kvh;
-	size_t items = t->seqs * t->kvh * t->chunks, a, b;
+	size_t items = t->seqs * t->ranges * t->chunks, a, b;
 
 	/* Claimed: sequences of a batch differ in length. */
 	while (shxd_pool_gclaim(t->pool, w, items, 1, &a, &b))
 		for (size_t i = a; i < b; i++) {
-			size_t c = i % t->chunks, kvh = i / t->chunks % t->kvh;
-			size_t s = i / t->chunks / t->kvh;
+			size_t c = i % t->chunks, rg = i / t->chunks % t->ranges;
+			size_t s = i / t->chunks / t->ranges;
+			size_t g0 = t->kvh * rg / t->ranges;
+			size_t g1 = t->kvh * (rg + 1) / t->ranges;
 			size_t len = t->seq[s].len;
 			size_t c0 = len * c / t->chunks;
 			size_t c1 = len * (c + 1) / t->chunks;
@@ -35,7 +40,7 @@ void shxd_attn_work(const struct shxd_attn *t, const struct shxd_worker *w)
 					 t->q + s * t->qh * t->hd, t->qh,
 					 t->scale, c0, c1,
 					 t->parts + po * t->hd, t->ml + po * 2,
-					 kvh * group, (kvh + 1) * group);
+					 g0 * group, g1 * group);
 		}
 }
 
@@ -61,16 +66,20 @@ int shxd_attn_setup(struct shxd_attn *t, struct shxd_cpu *cpu,
 		.pool = cpu->pool, .seq = seq, .q = q, .out = out, .seqs = n,
 		.qh = qh,
 		.hd = seq[0].kv.head_dim, .kvh = seq[0].kv.kv_heads,
-		.chunks = 1, .scale = scale,
+		.ranges = 1, .chunks = 1, .scale = scale,
 	};
 	qn = n * qh * t->hd;
-	/* Chunks: enough items for every thread, none shorter than
-	 * MIN_CHUNK positions on average. */
 	for (unsigned int p = 0; p < shxd_pool_count(cpu->pool); p++)
 		threads += shxd_pool_threads(cpu->pool, p);
 	for (size_t s = 0; s < n; s++)
 		maxlen = seq[s].len > maxlen ? seq[s].len : maxlen;
-	while (n * t->kvh * t->chunks < threads &&
+	/* Ranges: two items a thread, so that a long sequence claimed last
+	 * does not leave the others idle; as few as give that. */
+	while (n * t->ranges < 2 * (size_t)threads && t->ranges < t->kvh)
+		t->ranges++;
+	/* Chunks: enough items for every thread, none shorter than
+	 * MIN_CHUNK positions on average. */
+	while (n * t->ranges * t->chunks < threads &&
 	       maxlen / (t->chunks + 1) >= MIN_CHUNK)
 		t->chunks++;
 	t->parts = shxd_scratch(&cpu->ms[MS_EO], qn * t->chunks * sizeof(float));

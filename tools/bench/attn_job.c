@@ -34,14 +34,15 @@ struct attn_bare {
 static void bare_heads(void *arg, int tid, int nthr)
 {
 	const struct attn_bare *a = arg;
-	size_t g = QH / KVH;
+	size_t g = QH / KVH, nr = 2 * (size_t)nthr < KVH ? 2 * (size_t)nthr : KVH;
 
-	/* The engine's split for one sequence of 8 KV heads on few threads:
-	 * whole heads, head h on thread h % nthr. */
-	for (size_t h = (size_t)tid; h < KVH; h += (size_t)nthr)
+	/* The engine's split for one sequence of 8 KV heads on few threads
+	 * (op_attn.c): the heads in two ranges a thread, range i on thread
+	 * i % nthr. */
+	for (size_t i = (size_t)tid; i < nr; i += (size_t)nthr)
 		shxk_attn_decode(&a->kv, a->bt, a->q, QH,
 				 1.0f / sqrtf((float)HD), 0, CTX, a->out, NULL,
-				 h * g, (h + 1) * g);
+				 KVH * i / nr * g, KVH * (i + 1) / nr * g);
 }
 
 static int bare_rounds(void *arg, unsigned int n, double *lat)
