@@ -72,7 +72,7 @@ E2E_PEER := llama_tps ratio
 .PHONY: check-bench-e2e
 check-bench-e2e: $(B)/syshax-bench $(B)/syshaxd
 	out=$$(timeout 300 $(B)/syshax-bench e2e --preset tiny --type q8_0 \
-		--seqs 1,2 --steps 4 --prompt 16 --models $(B)/models \
+		--seqs 1,2 --steps 4 --prompt 16 --context 40 --models $(B)/models \
 		$(if $(SYSHAX_LLAMA_DIR),--llama $(SYSHAX_LLAMA_DIR)) \
 		--json 2>/dev/null) && \
 	num='-\{0,1\}[0-9]' && \
@@ -96,7 +96,11 @@ check-bench-e2e: $(B)/syshax-bench $(B)/syshaxd
 			{ echo "check-bench-e2e: $$k not in 3 rows: $$out"; exit 1; }; \
 	done && \
 	{ echo "$$out" | grep -q '"cpu": "[^"]' || \
-		{ echo "check-bench-e2e: no cpu in: $$out"; exit 1; }; }
+		{ echo "check-bench-e2e: no cpu in: $$out"; exit 1; }; } && \
+	{ echo "$$out" | grep -q '"context": 40,' || \
+		{ echo "check-bench-e2e: no context 40 in: $$out"; exit 1; }; }
+	$(B)/syshax-bench e2e --context 0 >/dev/null 2>&1; test $$? -eq 2
+	$(B)/syshax-bench e2e --context 4097 >/dev/null 2>&1; test $$? -eq 2
 	$(B)/syshax-bench e2e --preset 13b >/dev/null 2>&1; test $$? -eq 2
 	$(B)/syshax-bench e2e --shape llama3-70b >/dev/null 2>&1; test $$? -eq 2
 CHECKS += check-bench-e2e

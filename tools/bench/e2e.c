@@ -30,7 +30,8 @@
 #define SHAPE_LAYERS	8	/* --shape models' layers by default */
 #define MAX_SEQS	64
 #define WARM_STEPS	4
-#define SHORT_PROMPT	16	/* tokens a decoding sequence starts with */
+#define SHORT_PROMPT	16	/* tokens a decoding sequence starts with, */
+#define MAX_CONTEXT	4096	/* or --context's */
 #define PROMPT_REPS	2	/* timed prompt runs after a warm-up; best counts */
 #define BLOCK		16	/* KV positions per block */
 #define JOB_NS		(600ULL * 1000000000ULL)	/* a 7B load or prompt */
@@ -44,6 +45,7 @@ struct e2e_conf {
 	unsigned int npresets, nshapes, ntypes, nseqs, max_seqs;
 	unsigned int layers;		/* --layers; 0: the default */
 	unsigned int threads, steps, prompt;
+	unsigned int context;		/* tokens a decoding sequence starts with */
 	unsigned int ctx;		/* positions per sequence */
 	char exe[4096];
 	struct bench_reader *reader;	/* read probe; NULL: none */
@@ -122,6 +124,8 @@ static int ours_io(struct ours *o, const struct e2e_conf *c)
 {
 	unsigned int ntok = c->prompt > c->max_seqs ? c->prompt : c->max_seqs;
 	int32_t *bt;
+
+	ntok = ntok > c->context ? ntok : c->context;
 
 	o->o_pos = align64(ntok * 4ULL);
 	o->o_bt = o->o_pos + align64(c->max_seqs * 4ULL);
@@ -316,8 +320,8 @@ static int ours_decode(struct ours *o, const struct e2e_conf *c,
 	int ret = 0;
 
 	for (unsigned int s = 0; !ret && s < n; s++) {
-		ours_tokens(o, SHORT_PROMPT, s * SHORT_PROMPT);
-		ret = ours_prefill(o, s, SHORT_PROMPT);
+		ours_tokens(o, c->context, s * c->context);
+		ret = ours_prefill(o, s, c->context);
 	}
 	for (i = 0; !ret && i < WARM_STEPS + c->steps; i++) {
 		if (i == WARM_STEPS) {
@@ -325,7 +329,7 @@ static int ours_decode(struct ours *o, const struct e2e_conf *c,
 			t0 = bench_now_ns();
 		}
 		if (!ret)
-			ret = ours_step(o, n, SHORT_PROMPT + i, i);
+			ret = ours_step(o, n, c->context + i, i);
 	}
 	if (ret)
 		return ret;
@@ -369,7 +373,7 @@ static int peer_open(struct peer *p, const struct e2e_conf *c,
 	struct llp_ctx_opts lo = {
 		.n_ctx = (c->ctx + 255) / 256 * 256 * c->max_seqs,
 		.n_seq_max = c->max_seqs,
-		.n_batch = nb > SHORT_PROMPT ? nb : SHORT_PROMPT,
+		.n_batch = nb > c->context ? nb : c->context,
 		.threads = c->threads,
 	};
 	int ret = llp_open(&p->l, c->llama, p->err, sizeof(p->err));
@@ -436,13 +440,13 @@ static int peer_decode(struct peer *p, const struct e2e_conf *c,
 
 	llp_clear(p->l);
 	for (unsigned int s = 0; !ret && s < n; s++)
-		ret = peer_prefill(p, s, SHORT_PROMPT, s * SHORT_PROMPT);
+		ret = peer_prefill(p, s, c->context, s * c->context);
 	for (i = 0; !ret && i < WARM_STEPS + c->steps; i++) {
 		if (i == WARM_STEPS)
 			t0 = bench_now_ns();
 		for (unsigned int s = 0; s < n; s++) {
 			p->tok[s] = token(i + s, s, p->n_vocab);
-			p->pos[s] = (int32_t)(SHORT_PROMPT + i);
+			p->pos[s] = (int32_t)(c->context + i);
 			p->seq[s] = (int32_t)s;
 			p->want[s] = 1;
 		}
@@ -494,15 +498,18 @@ static int model_file(const struct e2e_conf *c, struct e2e_model *m,
 /* Bytes a decode step of one sequence reads: every weight but the
  * embedding table, of which it reads one row, and, in an MoE model, but
  * the experts its token is not routed to (n_expert - n_expert_used of
- * each layer's). */
+ * each layer's); and the f16 K and V of its context at the middle of the
+ * timed steps. */
 static uint64_t step_bytes(const struct syshax_model_info *mi,
-			   const char *type)
+			   const char *type, const struct e2e_conf *c)
 {
 	enum shxk_type t = strcmp(type, "q8_0") ? SHXK_Q4_0 : SHXK_Q8_0;
 	uint64_t expert = 2ULL * mi->n_ff * shxk_row_size(t, mi->n_embd) +
 			  (uint64_t)mi->n_embd * shxk_row_size(t, mi->n_ff);
+	uint64_t kv = 2ULL * 2 * mi->n_layer * mi->n_head_kv * mi->head_dim *
+		      (c->context + WARM_STEPS + c->steps / 2);
 
-	return mi->weight_bytes -
+	return kv + mi->weight_bytes -
 	       (uint64_t)mi->n_vocab * shxk_row_size(t, mi->n_embd) -
 	       (uint64_t)mi->n_layer * (mi->n_expert - mi->n_expert_used) *
 	       expert;
@@ -585,7 +592,7 @@ static int bench_model(const struct e2e_conf *c, int have_peer,
 	if (!ret) {
 		m->info = o.info;
 		m->weight_bytes = o.info.weight_bytes;
-		m->step_bytes = step_bytes(&o.info, m->type);
+		m->step_bytes = step_bytes(&o.info, m->type, c);
 		ret = measure(c, &o, &p, have_peer, m);
 	}
 	peer_close(&p);
@@ -670,8 +677,9 @@ static void print_json(const struct e2e_conf *c, const struct e2e_model *ms,
 		       unsigned int n, const char *peer)
 {
 	printf("{\"command\": \"e2e\", \"cpu\": \"%s\", \"threads\": %u, "
-	       "\"cpus\": %d, \"steps\": %u, \"prompt\": %u, ", bench_cpu(),
-	       c->threads, bench_ncpus(), c->steps, c->prompt);
+	       "\"cpus\": %d, \"steps\": %u, \"prompt\": %u, "
+	       "\"context\": %u, ", bench_cpu(), c->threads, bench_ncpus(),
+	       c->steps, c->prompt, c->context);
 	jnum("read_gbps", c->gbps, ", ");
 	if (peer)
 		printf("\"llama\": \"%s\", ", peer);
@@ -733,7 +741,7 @@ static void print_table(const struct e2e_conf *c, const struct e2e_model *ms,
 	       "NOT MEASURED (no peer; tools/fetch-ggml.sh fetches it)");
 	printf("decode: %u steps timed after %u, each sequence prefilled "
 	       "with %u tokens; prompt: best of %u\n", c->steps, WARM_STEPS,
-	       SHORT_PROMPT, PROMPT_REPS);
+	       c->context, PROMPT_REPS);
 	for (unsigned int i = 0; i < n; i++)
 		print_model(&ms[i], 1 + c->nseqs);
 }
@@ -746,7 +754,8 @@ static void usage(FILE *f)
 "usage: syshax-bench e2e [--llama DIR] [--models DIR] [--preset P,...]\n"
 "                        [--shape S,...] [--layers N] [--type T,...]\n"
 "                        [--seqs N,...] [--threads N]\n"
-"                        [--steps N] [--prompt N] [--syshaxd PATH] [--json]\n"
+"                        [--steps N] [--prompt N] [--context N]\n"
+"                        [--syshaxd PATH] [--json]\n"
 "Whole steps of random-weight models, ours (PREFILL/DECODE jobs\n"
 "through a private syshaxd) against llama.cpp's libllama on the same GGUF\n"
 "file and threads: prompt processing, decode of 1..N sequences, and batch 1\n"
@@ -764,9 +773,12 @@ static void usage(FILE *f)
 "  --threads N    both sides' threads (default: every CPU)\n"
 "  --steps N      decode steps timed, after %d warm-up steps (default 32)\n"
 "  --prompt N     prompt tokens (default 128)\n"
+"  --context N    tokens each decoding sequence is prefilled with, 1..%d\n"
+"                 (default %d): the decode rows' attention reads that\n"
+"                 much KV cache a step, counted in batch 1's bytes\n"
 "  --syshaxd P    the daemon to start (default: beside this program)\n"
 "  --json         JSON instead of a table\n", SHAPE_LAYERS, MAX_SEQS,
-		WARM_STEPS);
+		WARM_STEPS, MAX_CONTEXT, SHORT_PROMPT);
 }
 
 /* Splits a comma list in place into out[]; 0, or -1 when malformed. */
@@ -815,9 +827,10 @@ static int check_conf(struct e2e_conf *c, const char *seqs[])
 			c->max_seqs = c->seqs[i];
 	}
 	if (!c->threads || c->threads > 256 || !c->steps ||
-	    c->steps > 4096 || c->prompt < 2 || c->prompt > 4096)
+	    c->steps > 4096 || c->prompt < 2 || c->prompt > 4096 ||
+	    !c->context || c->context > MAX_CONTEXT)
 		return -1;
-	need = SHORT_PROMPT + WARM_STEPS + c->steps;
+	need = c->context + WARM_STEPS + c->steps;
 	need = need > c->prompt ? need : c->prompt;
 	c->ctx = (need + BLOCK - 1) / BLOCK * BLOCK;
 	return 0;
@@ -836,6 +849,7 @@ static int parse(int argc, char **argv, struct e2e_conf *c, int *json)
 		{ "threads", required_argument, NULL, 'n' },
 		{ "steps", required_argument, NULL, 'S' },
 		{ "prompt", required_argument, NULL, 'P' },
+		{ "context", required_argument, NULL, 'C' },
 		{ "syshaxd", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -860,6 +874,7 @@ static int parse(int argc, char **argv, struct e2e_conf *c, int *json)
 		case 'n': c->threads = (unsigned int)strtoul(optarg, NULL, 10); break;
 		case 'S': c->steps = (unsigned int)strtoul(optarg, NULL, 10); break;
 		case 'P': c->prompt = (unsigned int)strtoul(optarg, NULL, 10); break;
+		case 'C': c->context = (unsigned int)strtoul(optarg, NULL, 10); break;
 		case 'd': snprintf(c->exe, sizeof(c->exe), "%s", optarg); break;
 		case 'j': *json = 1; break;
 		case 'h': usage(stdout); return 0;
@@ -909,7 +924,8 @@ int bench_e2e_main(int argc, char **argv)
 {
 	struct e2e_conf c = { .llama = "build/ggml", .models = "build/models",
 			      .threads = (unsigned int)bench_ncpus(),
-			      .steps = 32, .prompt = 128 };
+			      .steps = 32, .prompt = 128,
+			      .context = SHORT_PROMPT };
 	struct e2e_model ms[2 * MAX_LIST * MAX_LIST];
 	unsigned int n = 0;
 	char peer[256];
