@@ -30,8 +30,8 @@
 #define SHAPE_LAYERS	8	/* --shape models' layers by default */
 #define MAX_SEQS	64
 #define WARM_STEPS	4
-#define SHORT_PROMPT	16	/* tokens a decoding sequence starts with, */
-#define MAX_CONTEXT	4096	/* or --context's */
+#define SHORT_PROMPT	16	/* --context's default */
+#define MAX_CONTEXT	4096
 #define PROMPT_REPS	2	/* timed prompt runs after a warm-up; best counts */
 #define BLOCK		16	/* KV positions per block */
 #define JOB_NS		(600ULL * 1000000000ULL)	/* a 7B load or prompt */
@@ -47,6 +47,7 @@ struct e2e_conf {
 	unsigned int threads, steps, prompt;
 	unsigned int context;		/* tokens a decoding sequence starts with */
 	unsigned int ctx;		/* positions per sequence */
+	unsigned int max_tokens;	/* of one job: prompt, prefill or step */
 	char exe[4096];
 	struct bench_reader *reader;	/* read probe; NULL: none */
 	double gbps;			/* its figure at the start */
@@ -122,12 +123,9 @@ static size_t align64(size_t n)
  * load, the model info). */
 static int ours_io(struct ours *o, const struct e2e_conf *c)
 {
-	unsigned int ntok = c->prompt > c->max_seqs ? c->prompt : c->max_seqs;
 	int32_t *bt;
 
-	ntok = ntok > c->context ? ntok : c->context;
-
-	o->o_pos = align64(ntok * 4ULL);
+	o->o_pos = align64(c->max_tokens * 4ULL);
 	o->o_bt = o->o_pos + align64(c->max_seqs * 4ULL);
 	o->o_out = o->o_bt + align64(c->max_seqs * 4ULL * o->p.max_blocks);
 	o->o_stats = o->o_out + align64(c->max_seqs * 8ULL);
@@ -368,12 +366,11 @@ static void peer_close(struct peer *p)
 static int peer_open(struct peer *p, const struct e2e_conf *c,
 		     const char *path)
 {
-	unsigned int nb = c->prompt > c->max_seqs ? c->prompt : c->max_seqs;
 	/* llama.cpp pads each sequence's share to 256 positions */
 	struct llp_ctx_opts lo = {
 		.n_ctx = (c->ctx + 255) / 256 * 256 * c->max_seqs,
 		.n_seq_max = c->max_seqs,
-		.n_batch = nb > c->context ? nb : c->context,
+		.n_batch = c->max_tokens,
 		.threads = c->threads,
 	};
 	int ret = llp_open(&p->l, c->llama, p->err, sizeof(p->err));
@@ -833,6 +830,9 @@ static int check_conf(struct e2e_conf *c, const char *seqs[])
 	need = c->context + WARM_STEPS + c->steps;
 	need = need > c->prompt ? need : c->prompt;
 	c->ctx = (need + BLOCK - 1) / BLOCK * BLOCK;
+	c->max_tokens = c->prompt > c->context ? c->prompt : c->context;
+	if (c->max_seqs > c->max_tokens)
+		c->max_tokens = c->max_seqs;
 	return 0;
 }
 

@@ -459,7 +459,7 @@ static void attn_tile(enum shxk_type t, const float *q, size_t g, float scale,
 		shxk_attn_tile_generic(t, q, g, scale, k, v, nr, n, o, mx, l);
 		return;
 	}
-	/* The group in even passes (7 heads: 4 + 3, not 4 + 1 + ...). */
+	/* The group in passes of even size (5 heads: 3 + 2, not 4 + 1). */
 	for (size_t h = 0, left = (g + AT_HEADS - 1) / AT_HEADS; h < g; left--) {
 		size_t gh = (g - h + left - 1) / left;
 		const float *qh = q + h * n;
