@@ -231,10 +231,11 @@ static void t_gemm_shapes(void)
 	/*
 	 * Every leftover height of tiles of 3, 4 and 6 activation rows; the
 	 * amx variant's 16-row tiles, full and not, alone and in pairs (its
-	 * chunks of 128 rows: t_gemm_large).
+	 * chunks of 128 rows: t_gemm_large); 200 rows: batch 1 in streams
+	 * of several groups each (split at 66: 17 groups).
 	 */
 	static const size_t ms[] = { 1, 2, 3, 4, 5, 8, 11, 13, 16, 32, 47, 81 };
-	static const size_t ns[] = { 1, 7, 8, 29, 64 };
+	static const size_t ns[] = { 1, 7, 8, 29, 64, 200 };
 	static const size_t kqs[] = { 32, 96, 544 };
 	static const size_t kfs[] = { 1, 17, 64, 301 };
 
