@@ -132,7 +132,9 @@ int bench_attn_job(struct syshax *sh, unsigned int threads,
  * next slice each call, timed as the kernels are (bench_time_calls). On
  * the machines we measured, short streams (a few MiB to a few tens)
  * run up to 3x faster than sustained 1 GiB passes, so only a probe with
- * the same bytes per call is a fair bar for a given GEMV.
+ * the same bytes per call is a fair bar for a given GEMV. Each thread's
+ * share is read as one run and as four side by side, the faster counting
+ * (here and in the sustained figure).
  */
 struct bench_reader;
 int bench_reader_new(struct bench_reader **r);

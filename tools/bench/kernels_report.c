@@ -110,8 +110,9 @@ static void print_header(const struct run *r)
 			       l->dot_first, l->dot_isa);
 	}
 	printf("%%BW: GB/s over rdGB/s, a read-only loop reading the same "
-	       "bytes per call, same rotation and timing,\n     or the "
-	       "sustained figure where that is higher\n");
+	       "bytes per call (1 or 4 runs a thread, the faster),\n     same "
+	       "rotation and timing, or the sustained figure where that is "
+	       "higher\n");
 	printf("\n%-11s %-4s %3s %3s %9s %7s %6s %6s %4s %5s%s | %9s %6s | %9s %6s | %4s %9s %6s\n",
 	       "KxN", "type", "M", "thr", "us/call", "GFLOPS", "GB/s", "rdGB/s",
 	       "%BW",
