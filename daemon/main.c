@@ -321,8 +321,9 @@ static int preload(const struct shxd_config *cfg)
 	return 0;
 }
 
-static void print_one(const struct shxd_wset *ws, void *arg)
+static void print_one(const struct shxd_wset *ws, bool first, void *arg)
 {
+	(void)first;
 	shxd_wset_print_placement(ws, shxd_cpu_pool(g_cpu), arg);
 }
 

@@ -384,7 +384,9 @@ struct syshax_op_stats {
 
 struct syshax_wset_stats {
 	__u64 id;		/* 0: unused entry */
-	__u64 node_bytes[SYSHAX_MAX_NODES];	/* weight bytes on each node */
+	/* Weight bytes on each node; 0 for a set that shares the tensors
+	 * of one listed before it (the same file loaded again). */
+	__u64 node_bytes[SYSHAX_MAX_NODES];
 };
 
 struct syshax_engine_stats {

@@ -41,8 +41,9 @@ int shxd_wreg_publish(struct shxd_cpu *cpu, struct shxd_wset *ws, uint32_t ctx,
 		return ret;
 	}
 	*id = ws->id;
-	shxd_log(LOG_INFO, "weights %s: set %llu, %zu tensors", what,
-		 (unsigned long long)ws->id, ws->nt);
+	shxd_log(LOG_INFO, "weights %s: set %llu, %zu tensors%s", what,
+		 (unsigned long long)ws->id, ws->nt,
+		 ws->base ? ", shared with a set of the same file" : "");
 	return 0;
 }
 
@@ -88,7 +89,7 @@ static int load(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
 	return shxd_wreg_publish(cpu, ws, xj->ctx, a.path, id);
 }
 
-static void list_wset(const struct shxd_wset *ws, void *arg)
+static void list_wset(const struct shxd_wset *ws, bool first, void *arg)
 {
 	struct syshax_engine_stats *st = arg;
 
@@ -96,7 +97,8 @@ static void list_wset(const struct shxd_wset *ws, void *arg)
 		struct syshax_wset_stats *w = &st->wsets[st->nr_wsets];
 
 		w->id = ws->id;
-		for (unsigned int p = 0; p < ws->npools; p++) {
+		/* Tensors an earlier set shares are counted there. */
+		for (unsigned int p = 0; first && p < ws->npools; p++) {
 			int node = ws->arena[p].node;
 
 			w->node_bytes[node < SYSHAX_MAX_NODES ? node :

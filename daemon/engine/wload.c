@@ -59,17 +59,38 @@ static int build(const uint8_t *img, size_t len, struct shxd_tfile *tf,
 	return shxd_wset_build(&src, pool, out, err, errlen);
 }
 
+/*
+ * The set of a file: the tensors of a registered set of the same file
+ * converted the same way (*f) if there is one, else built from img.
+ */
+static int build_file(const uint8_t *img, size_t len, struct shxd_tfile *tf,
+		      const struct shxd_wfile *f, bool hf,
+		      const struct shxd_pool *pool, struct shxd_wset **out,
+		      char *err, size_t errlen)
+{
+	struct shxd_wset *root = shxd_wreg_find_file(f);
+	int ret;
+
+	if (root)
+		return shxd_wset_share(root, out);
+	ret = build(img, len, tf, f->quantize, hf, pool, out, err, errlen);
+	if (!ret)
+		(*out)->file = *f;
+	return ret;
+}
+
 /* A GGUF file's model: hyperparameters first (a wrong file fails before
  * any weight is converted), then the set, then each layer's tensors. */
 static int build_model(const uint8_t *img, size_t len, struct shxd_tfile *tf,
-		       enum shxk_type q, const struct shxd_pool *pool,
+		       const struct shxd_wfile *f, const struct shxd_pool *pool,
 		       struct shxd_wset **out, char *err, size_t errlen)
 {
 	struct shxd_model hp;
 	int ret = shxd_model_hparams(tf, &hp, err, errlen);
 
 	if (!ret)
-		ret = build(img, len, tf, q, false, pool, out, err, errlen);
+		ret = build_file(img, len, tf, f, false, pool, out, err,
+				 errlen);
 	if (ret)
 		return ret;
 	ret = shxd_model_bind(*out, &hp, err, errlen);
@@ -122,11 +143,18 @@ static int load_file(const char *model_dir, const char *path,
 	if (!ret) {
 		/* WEIGHTS_LOAD uses a GGUF's weights as they are and
 		 * quantizes safetensors only; a model honours quantize. */
-		ret = model ? build_model(img, (size_t)st.st_size, &tf,
-					  quantize, pool, out, err, errlen) :
-			      build(img, (size_t)st.st_size, &tf,
-				    gguf ? SHXK_F32 : quantize, !gguf, pool,
-				    out, err, errlen);
+		struct shxd_wfile f = {
+			.dev = st.st_dev, .ino = st.st_ino,
+			.size = (uint64_t)st.st_size,
+			.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+				    st.st_mtim.tv_nsec,
+			.quantize = gguf && !model ? SHXK_F32 : quantize,
+		};
+
+		ret = model ? build_model(img, (size_t)st.st_size, &tf, &f,
+					  pool, out, err, errlen) :
+			      build_file(img, (size_t)st.st_size, &tf, &f,
+					 !gguf, pool, out, err, errlen);
 		shxd_tfile_free(&tf);
 	}
 	munmap(img, (size_t)st.st_size);

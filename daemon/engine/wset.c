@@ -258,6 +258,12 @@ static int describe(struct shxd_wset *ws, const struct shxd_wsrc *src,
 
 static void wset_free(struct shxd_wset *ws)
 {
+	if (ws->base) {
+		free(ws->model);
+		shxd_wset_put(ws->base);
+		free(ws);
+		return;
+	}
 	for (size_t i = 0; ws->t && i < ws->nt; i++)
 		free(ws->t[i].mats);
 	free(ws->t);
@@ -326,6 +332,25 @@ void shxd_wset_put(struct shxd_wset *ws)
 {
 	if (ws && atomic_fetch_sub(&ws->refs, 1) == 1)
 		wset_free(ws);
+}
+
+int shxd_wset_share(struct shxd_wset *root, struct shxd_wset **out)
+{
+	struct shxd_wset *ws = calloc(1, sizeof(*ws));
+
+	if (!ws) {
+		shxd_wset_put(root);
+		return -ENOMEM;
+	}
+	atomic_init(&ws->refs, 1);
+	ws->base = root;
+	ws->npools = root->npools;
+	ws->t = root->t;
+	ws->nt = root->nt;
+	memcpy(ws->arena, root->arena, sizeof(ws->arena));
+	ws->file = root->file;
+	*out = ws;
+	return 0;
 }
 
 const struct shxd_tensor *shxd_wset_find(const struct shxd_wset *ws,
@@ -559,12 +584,43 @@ int shxd_wreg_remove(uint64_t id, uint32_t ctx)
 	return ret;
 }
 
-void shxd_wreg_each(void (*fn)(const struct shxd_wset *ws, void *arg),
+/* The set that holds ws's tensors. */
+static struct shxd_wset *tensors_of(struct shxd_wset *ws)
+{
+	return ws->base ? ws->base : ws;
+}
+
+struct shxd_wset *shxd_wreg_find_file(const struct shxd_wfile *f)
+{
+	struct shxd_wset *root = NULL;
+
+	pthread_mutex_lock(&g_reg_lock);
+	for (size_t i = 0; i < g_reg_n && !root; i++) {
+		const struct shxd_wfile *g = &g_reg[i]->file;
+
+		if (g->size && g->dev == f->dev && g->ino == f->ino &&
+		    g->size == f->size && g->mtime_ns == f->mtime_ns &&
+		    g->quantize == f->quantize) {
+			root = tensors_of(g_reg[i]);
+			atomic_fetch_add(&root->refs, 1);
+		}
+	}
+	pthread_mutex_unlock(&g_reg_lock);
+	return root;
+}
+
+void shxd_wreg_each(void (*fn)(const struct shxd_wset *ws, bool first,
+			       void *arg),
 		    void *arg)
 {
 	pthread_mutex_lock(&g_reg_lock);
-	for (size_t i = 0; i < g_reg_n; i++)
-		fn(g_reg[i], arg);
+	for (size_t i = 0; i < g_reg_n; i++) {
+		bool first = true;
+
+		for (size_t j = 0; j < i && first; j++)
+			first = tensors_of(g_reg[j]) != tensors_of(g_reg[i]);
+		fn(g_reg[i], first, arg);
+	}
 	pthread_mutex_unlock(&g_reg_lock);
 }
 

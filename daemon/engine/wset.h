@@ -52,6 +52,14 @@ struct shxd_arena {
 	int node;
 };
 
+/* Which file a set was built from, and how: a second load of the same
+ * file (same inode, size and mtime) converted the same way shares it. */
+struct shxd_wfile {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns;
+	enum shxk_type quantize;	/* as the build applied it */
+};
+
 struct shxd_wset {
 	uint64_t id;
 	uint32_t owner;			/* ctx_id of the loading context */
@@ -62,6 +70,10 @@ struct shxd_wset {
 	struct shxd_arena arena[SHXD_MAX_POOLS];
 	struct shxd_model *model;	/* MODEL_LOAD's, else NULL (freed
 					 * with the set) */
+	/* A set that shares base's tensors (t, nt, npools and arena are
+	 * base's, base holds them); NULL when it built its own. */
+	struct shxd_wset *base;
+	struct shxd_wfile file;		/* its source (size 0: a buffer) */
 };
 
 /* What to build a set from: a parsed image and how to convert it. */
@@ -82,6 +94,9 @@ struct shxd_wsrc {
 int shxd_wset_build(const struct shxd_wsrc *src, const struct shxd_pool *pool,
 		    struct shxd_wset **out, char *err, size_t errlen);
 void shxd_wset_put(struct shxd_wset *ws);
+/* A new set (own id, owner and model) on the tensors of root, which the
+ * caller's reference to passes to it. 0 or -ENOMEM (root put). */
+int shxd_wset_share(struct shxd_wset *root, struct shxd_wset **out);
 
 const struct shxd_tensor *shxd_wset_find(const struct shxd_wset *ws,
 					 const char *name);
@@ -120,8 +135,14 @@ struct shxd_wset *shxd_wreg_get(uint64_t id);
 /* Drops the registry's reference: -ENOENT (no such id), -EPERM (ctx is
  * not the owner). */
 int shxd_wreg_remove(uint64_t id, uint32_t ctx);
-/* Calls fn on each set (under the registry lock; fn must not block). */
-void shxd_wreg_each(void (*fn)(const struct shxd_wset *ws, void *arg),
+/* A reference to the tensors' owner of a registered set built from
+ * this file this way, or NULL. */
+struct shxd_wset *shxd_wreg_find_file(const struct shxd_wfile *f);
+/* Calls fn on each set (under the registry lock; fn must not block);
+ * first is false for a set whose tensors an earlier one in the walk
+ * also uses, so that their bytes are counted once. */
+void shxd_wreg_each(void (*fn)(const struct shxd_wset *ws, bool first,
+			       void *arg),
 		    void *arg);
 /* Drops every set (daemon exit). */
 void shxd_wreg_clear(void);

@@ -9,6 +9,7 @@
  * gone (-ENOENT); only the loading context may free a set (-EPERM).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -671,6 +672,93 @@ static void t_load_nospc(void)
 	free(ids);
 }
 
+/* A GEMM of set id against w, which it must hold. */
+static void gemm_check(struct tc *c, uint64_t id, const struct tw *w,
+		       const char *what)
+{
+	struct syshax_gemm_params p = {
+		.wset = id, .m = 2, .x_type = SYSHAX_DT_F32,
+		.y_type = SYSHAX_DT_F32,
+	};
+	struct syshax_job job;
+	double xd[64], ref[16];
+	struct trng r;
+	float *x, *y;
+
+	snprintf(p.tensor, sizeof(p.tensor), "%s", w->name);
+	tr_seed(&r, 57);
+	tc_reset(c);
+	x = tc_alloc(c, 64 * 4);
+	y = tc_alloc(c, 16 * 4);
+	CU_ASSERT_FATAL(x && y);
+	t_act_rand(&r, SYSHAX_DT_F32, 1.0, x, 64, xd);
+	tj_init(&job, SYSHAX_OP_GEMM, &p, sizeof(p));
+	tj_ref(&job, c, x, 64 * 4, SYSHAX_ACCESS_READ);
+	tj_ref(&job, c, y, 16 * 4, SYSHAX_ACCESS_WRITE);
+	CU_ASSERT_EQUAL(tc_run1(c, &job, NULL), 0);
+	ref_gemm(w, 0, xd, 2, ref);
+	t_check(what, SYSHAX_DT_F32, y, ref, 2, 8, 1e-5);
+}
+
+/*
+ * A file loaded again, converted the same way, shares the first set's
+ * tensors: its bytes are listed once, and it outlives the first set. A
+ * file changed since (its mtime) or converted otherwise is built anew.
+ */
+static void t_load_shared(void)
+{
+	struct timespec other[2] = { { .tv_sec = 1000000000 },
+				     { .tv_sec = 1000000000 } };
+	uint64_t a = 0, b = 0, n = 0, q = 0, bytes;
+	struct tw w2;
+	struct trng r;
+	struct tc c2;
+
+	CU_ASSERT_EQUAL_FATAL(tw_write_gguf("share.gguf", &g_good, 1), 0);
+	CU_ASSERT_EQUAL_FATAL(t_load_file(&g_c, "share.gguf",
+					  SYSHAX_QUANT_NONE, &a), 0);
+	bytes = t_wset_bytes(&g_c, a);
+	CU_ASSERT(bytes > 0 && bytes != UINT64_MAX);
+	CU_ASSERT_EQUAL_FATAL(tc_open(&c2, 1u << 20), 0);
+	CU_ASSERT_EQUAL_FATAL(t_load_file(&c2, "share.gguf",
+					  SYSHAX_QUANT_NONE, &b), 0);
+	CU_ASSERT(b > a);
+	CU_ASSERT_EQUAL(t_wset_bytes(&g_c, b), 0);
+	CU_ASSERT_EQUAL(t_wset_bytes(&g_c, a), bytes);
+	gemm_check(&c2, b, &g_good, "GEMM on a shared set");
+	/* The first set freed: the second still has the tensors, and now
+	 * lists their bytes. */
+	CU_ASSERT_EQUAL(t_free_wset(&g_c, a), 0);
+	CU_ASSERT_EQUAL(t_wset_bytes(&g_c, a), UINT64_MAX);
+	CU_ASSERT_EQUAL(t_wset_bytes(&g_c, b), bytes);
+	gemm_check(&c2, b, &g_good, "GEMM on a shared set, its first freed");
+	/* The file rewritten with other weights (same size and inode,
+	 * another mtime): a new set of the new weights; b keeps the old. */
+	tr_seed(&r, 58);
+	tw_rand(&w2, &r, "good", SYSHAX_DT_F32, 2, 32, 8, 1, 0.3);
+	CU_ASSERT_EQUAL_FATAL(tw_write_gguf("share.gguf", &w2, 1), 0);
+	CU_ASSERT_EQUAL(utimensat(AT_FDCWD, t_path("share.gguf"), other, 0), 0);
+	CU_ASSERT_EQUAL(t_load_file(&g_c, "share.gguf", SYSHAX_QUANT_NONE,
+				    &n), 0);
+	CU_ASSERT_EQUAL(t_wset_bytes(&g_c, n), bytes);
+	gemm_check(&g_c, n, &w2, "GEMM on a rewritten file's set");
+	gemm_check(&c2, b, &g_good, "GEMM on the set of the file before");
+	/* Another conversion of one file is another set. */
+	CU_ASSERT_EQUAL(t_load_file(&g_c, "hf.safetensors", SYSHAX_QUANT_NONE,
+				    &a), 0);
+	CU_ASSERT_EQUAL(t_load_file(&g_c, "hf.safetensors", SYSHAX_QUANT_Q8_0,
+				    &q), 0);
+	CU_ASSERT(t_wset_bytes(&g_c, a) > t_wset_bytes(&g_c, q));
+	CU_ASSERT(t_wset_bytes(&g_c, q) > 0);
+	CU_ASSERT_EQUAL(t_free_wset(&g_c, a), 0);
+	CU_ASSERT_EQUAL(t_free_wset(&g_c, q), 0);
+	CU_ASSERT_EQUAL(t_free_wset(&g_c, n), 0);
+	CU_ASSERT_EQUAL(t_free_wset(&c2, b), 0);
+	tc_close(&c2);
+	tw_free(&w2);
+	CU_ASSERT_EQUAL(unlink(t_path("share.gguf")), 0);
+}
+
 int t_add_load(void)
 {
 	CU_pSuite s = CU_add_suite("weights load/free", NULL, load_clean);
@@ -689,7 +777,9 @@ int t_add_load(void)
 	    !CU_add_test(s, "no set left behind by failed loads",
 			 t_load_no_leak) ||
 	    !CU_add_test(s, "free: owner only, then gone", t_load_free) ||
-	    !CU_add_test(s, "max_weight_sets: -ENOSPC", t_load_nospc))
+	    !CU_add_test(s, "max_weight_sets: -ENOSPC", t_load_nospc) ||
+	    !CU_add_test(s, "the same file again shares its tensors",
+			 t_load_shared))
 		return -1;
 	return 0;
 }

@@ -804,6 +804,33 @@ static void t_dispatch(void)
 	CU_ASSERT_EQUAL(report_xpu(0, 0.0f), 0);
 }
 
+/*
+ * The llama model loaded again shares the first load's weights (listed
+ * once, the same weight_bytes); with the first freed, the second runs
+ * every step of run_model against fp64 as the first did. A WEIGHTS_LOAD
+ * of the file, kept as it is, shares them too.
+ */
+static void t_shared_model(void)
+{
+	struct tmodel *m = &g_m[0];
+	struct syshax_model_info info;
+	uint64_t id = 0, ws = 0, bytes = t_wset_bytes(&g_c, m->id);
+
+	CU_ASSERT_FATAL(bytes > 0 && bytes != UINT64_MAX);
+	CU_ASSERT_EQUAL_FATAL(model_load(m->file, &info, &id), 0);
+	CU_ASSERT(id > m->id);
+	CU_ASSERT_EQUAL(info.model, id);
+	CU_ASSERT_EQUAL(info.weight_bytes, m->info.weight_bytes);
+	CU_ASSERT_EQUAL(t_wset_bytes(&g_c, id), 0);
+	CU_ASSERT_EQUAL(t_load_file(&g_c, m->file, SYSHAX_QUANT_NONE, &ws), 0);
+	CU_ASSERT_EQUAL(t_wset_bytes(&g_c, ws), 0);
+	CU_ASSERT_EQUAL(t_free_wset(&g_c, ws), 0);
+	CU_ASSERT_EQUAL(t_free_wset(&g_c, m->id), 0);
+	m->id = id;
+	CU_ASSERT_EQUAL(t_wset_bytes(&g_c, id), bytes);
+	run_model(m);
+}
+
 static void t_free_models(void)
 {
 	for (size_t i = 0; i < T_ARRAY_SIZE(g_m); i++) {
@@ -824,6 +851,8 @@ int t_add_model(void)
 	    !CU_add_test(s, "malformed steps refused", t_bad_steps) ||
 	    !CU_add_test(s, "malformed models refused", t_bad_models) ||
 	    !CU_add_test(s, "MAY_DEFER and REPORT_XPU", t_dispatch) ||
+	    !CU_add_test(s, "a model loaded twice shares its weights",
+			 t_shared_model) ||
 	    !CU_add_test(s, "free the models", t_free_models))
 		return -1;
 	return 0;

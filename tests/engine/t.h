@@ -168,6 +168,9 @@ int t_load_buffer(struct tc *c, const struct tw *w, size_t n, uint32_t quant,
 		  uint64_t *id);
 int t_free_wset(struct tc *c, uint64_t id);
 int t_engine_stats(struct tc *c, struct syshax_engine_stats *st);
+/* Set id's weight bytes on all nodes as ENGINE_STATS lists them;
+ * UINT64_MAX when it is not listed. */
+uint64_t t_wset_bytes(struct tc *c, uint64_t id);
 
 /* ---- fp64 references ---- */
 

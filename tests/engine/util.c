@@ -737,3 +737,21 @@ int t_engine_stats(struct tc *c, struct syshax_engine_stats *st)
 	c->used = used;
 	return ret;
 }
+
+uint64_t t_wset_bytes(struct tc *c, uint64_t id)
+{
+	struct syshax_engine_stats st;
+
+	if (t_engine_stats(c, &st))
+		return UINT64_MAX;
+	for (uint32_t i = 0; i < st.nr_wsets && i < SYSHAX_STATS_WSETS; i++) {
+		uint64_t b = 0;
+
+		if (st.wsets[i].id != id)
+			continue;
+		for (int n = 0; n < SYSHAX_MAX_NODES; n++)
+			b += st.wsets[i].node_bytes[n];
+		return b;
+	}
+	return UINT64_MAX;
+}
