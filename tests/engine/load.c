@@ -57,32 +57,42 @@ static int load_clean(void)
 	return 0;
 }
 
-/* A GEMM on the good set, checked; and a NOP. */
-static void still_serves(void)
+/* A GEMM of set id against w, which it must hold. */
+static void gemm_check(struct tc *c, uint64_t id, const struct tw *w,
+		       const char *what)
 {
 	struct syshax_gemm_params p = {
-		.wset = g_good_id, .m = 2, .x_type = SYSHAX_DT_F32,
-		.y_type = SYSHAX_DT_F32, .tensor = "good",
+		.wset = id, .m = 2, .x_type = SYSHAX_DT_F32,
+		.y_type = SYSHAX_DT_F32,
 	};
 	struct syshax_job job;
 	double xd[64], ref[16];
 	struct trng r;
 	float *x, *y;
 
+	snprintf(p.tensor, sizeof(p.tensor), "%s", w->name);
 	tr_seed(&r, 55);
-	syshax_job_init(&job, SYSHAX_OP_NOP, 0);
-	CU_ASSERT_EQUAL(tc_run1(&g_c, &job, NULL), 0);
-	tc_reset(&g_c);
-	x = tc_alloc(&g_c, 64 * 4);
-	y = tc_alloc(&g_c, 16 * 4);
+	tc_reset(c);
+	x = tc_alloc(c, 64 * 4);
+	y = tc_alloc(c, 16 * 4);
 	CU_ASSERT_FATAL(x && y);
 	t_act_rand(&r, SYSHAX_DT_F32, 1.0, x, 64, xd);
 	tj_init(&job, SYSHAX_OP_GEMM, &p, sizeof(p));
-	tj_ref(&job, &g_c, x, 64 * 4, SYSHAX_ACCESS_READ);
-	tj_ref(&job, &g_c, y, 16 * 4, SYSHAX_ACCESS_WRITE);
+	tj_ref(&job, c, x, 64 * 4, SYSHAX_ACCESS_READ);
+	tj_ref(&job, c, y, 16 * 4, SYSHAX_ACCESS_WRITE);
+	CU_ASSERT_EQUAL(tc_run1(c, &job, NULL), 0);
+	ref_gemm(w, 0, xd, 2, ref);
+	t_check(what, SYSHAX_DT_F32, y, ref, 2, 8, 1e-5);
+}
+
+/* A GEMM on the good set, checked; and a NOP. */
+static void still_serves(void)
+{
+	struct syshax_job job;
+
+	syshax_job_init(&job, SYSHAX_OP_NOP, 0);
 	CU_ASSERT_EQUAL(tc_run1(&g_c, &job, NULL), 0);
-	ref_gemm(&g_good, 0, xd, 2, ref);
-	t_check("GEMM after a refused load", SYSHAX_DT_F32, y, ref, 2, 8, 1e-5);
+	gemm_check(&g_c, g_good_id, &g_good, "GEMM after a refused load");
 }
 
 static void t_load_setup(void)
@@ -670,34 +680,6 @@ static void t_load_nospc(void)
 	CU_ASSERT_EQUAL(t_engine_stats(&g_c, &st), 0);
 	CU_ASSERT_EQUAL(st.nr_wsets, before);
 	free(ids);
-}
-
-/* A GEMM of set id against w, which it must hold. */
-static void gemm_check(struct tc *c, uint64_t id, const struct tw *w,
-		       const char *what)
-{
-	struct syshax_gemm_params p = {
-		.wset = id, .m = 2, .x_type = SYSHAX_DT_F32,
-		.y_type = SYSHAX_DT_F32,
-	};
-	struct syshax_job job;
-	double xd[64], ref[16];
-	struct trng r;
-	float *x, *y;
-
-	snprintf(p.tensor, sizeof(p.tensor), "%s", w->name);
-	tr_seed(&r, 57);
-	tc_reset(c);
-	x = tc_alloc(c, 64 * 4);
-	y = tc_alloc(c, 16 * 4);
-	CU_ASSERT_FATAL(x && y);
-	t_act_rand(&r, SYSHAX_DT_F32, 1.0, x, 64, xd);
-	tj_init(&job, SYSHAX_OP_GEMM, &p, sizeof(p));
-	tj_ref(&job, c, x, 64 * 4, SYSHAX_ACCESS_READ);
-	tj_ref(&job, c, y, 16 * 4, SYSHAX_ACCESS_WRITE);
-	CU_ASSERT_EQUAL(tc_run1(c, &job, NULL), 0);
-	ref_gemm(w, 0, xd, 2, ref);
-	t_check(what, SYSHAX_DT_F32, y, ref, 2, 8, 1e-5);
 }
 
 /*
