@@ -351,6 +351,33 @@ static void qkv_post(const struct fwd *f, unsigned int l, size_t r0,
 	}
 }
 
+/*
+ * Rows that go on past layer l's attention: all of them, but at the last
+ * layer only those that want output; the others leave their K and V rows
+ * behind and nothing else (llama.cpp skips them the same way), which
+ * takes the output projection and FFN of the last layer off a prompt.
+ */
+static size_t rows_past_attn(const struct fwd *f, unsigned int l)
+{
+	return l + 1 == f->m->n_layer ? f->nout : f->n;
+}
+
+/* The output rows' residuals and attention outputs moved to the front, in
+ * place: oidx ascends, so no row is read after it was written over. */
+static void keep_out_rows(const struct fwd *f)
+{
+	size_t e = f->m->n_embd, qd = (size_t)f->m->n_head * f->m->head_dim;
+
+	for (size_t j = 0; j < f->nout; j++) {
+		size_t r = f->oidx[j];
+
+		if (r == j)
+			continue;
+		memcpy(f->x + j * e, f->x + r * e, e * sizeof(float));
+		memcpy(f->a + j * qd, f->a + r * qd, qd * sizeof(float));
+	}
+}
+
 /* The matrices of layer l's phases, as each worker builds them. */
 static void layer_lin(const struct fwd *f, unsigned int l,
 		      const struct shxd_mat **qkv, float **qkv_out,
@@ -359,6 +386,7 @@ static void layer_lin(const struct fwd *f, unsigned int l,
 {
 	const struct shxd_model *m = f->m;
 	const struct shxd_layer *y = &m->layer[l];
+	size_t n = rows_past_attn(f, l);
 
 	qkv[0] = y->wq;
 	qkv[1] = y->wk;
@@ -369,9 +397,9 @@ static void layer_lin(const struct fwd *f, unsigned int l,
 	*lq = (struct shxd_lin){ .cpu = f->cpu, .k = m->n_embd, .w = qkv,
 				 .out = qkv_out, .nw = 3, .in = f->h, .m = f->n };
 	*lo = (struct shxd_lin){ .cpu = f->cpu, .k = y->wo->k, .w = &y->wo,
-				 .out = &f->o, .nw = 1, .in = f->a, .m = f->n };
+				 .out = &f->o, .nw = 1, .in = f->a, .m = n };
 	*sg = (struct shxd_seg){ .g = y->gate, .u = y->up, .d = y->down,
-				 .in = f->h, .m = f->n };
+				 .in = f->h, .m = n };
 	*lf = (struct shxd_lin){ .cpu = f->cpu, .k = m->n_embd, .segs = sg,
 				 .nseg = 1 };
 	memcpy(lf->pout, f->pout, sizeof(lf->pout));
@@ -402,6 +430,13 @@ static void fwd_layer(struct fwd *f, unsigned int l,
 	shxd_pool_gbarrier(pool, w);
 	shxd_attn_merge(&at, a, b);
 	shxd_pool_gbarrier(pool, w);
+	if (rows_past_attn(f, l) < n) {
+		if (!w->gtid)
+			keep_out_rows(f);
+		n = rows_past_attn(f, l);
+		shxd_split(n, 1, w->gtid, w->gnthr, &a, &b);
+		shxd_pool_gbarrier(pool, w);
+	}
 	shxd_lin_work(&lo, w);
 	shxd_pool_gbarrier(pool, w);
 	for (size_t i = a * e; i < b * e; i++)
@@ -437,7 +472,7 @@ static void fwd_worker(void *arg, const struct shxd_worker *w)
 		return;
 	shxd_split(f->nout, 1, w->gtid, w->gnthr, &a, &b);
 	for (size_t j = a; j < b; j++)
-		shxk_rmsnorm(f->x + f->oidx[j] * e, m->output_norm,
+		shxk_rmsnorm(f->x + j * e, m->output_norm,
 			     f->h + j * e, e, m->eps, 0, 1);
 	shxd_pool_gbarrier(f->cpu->pool, w);
 	shxd_lin_work(&lout, w);
@@ -485,7 +520,8 @@ static int moe(struct fwd *f, unsigned int l)
 	const struct shxd_model *m = f->m;
 	const struct shxd_layer *y = &m->layer[l];
 	struct shxd_pjob p = {
-		.op = SYSHAX_OP_MOE, .ws = f->ws, .m = (unsigned int)f->n,
+		.op = SYSHAX_OP_MOE, .ws = f->ws,
+		.m = (unsigned int)rows_past_attn(f, l),
 		.x = f->x, .xt = SHXK_F32, .y = f->x, .yt = SHXK_F32,
 		.layer = l, .eps = m->eps, .norm = y->ffn_norm,
 		/* Qwen3-MoE: softmax router, top-k renormalized. */
