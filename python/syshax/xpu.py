@@ -218,6 +218,8 @@ class Model:
         mask = torch.from_numpy(~valid).to(dev)[:, None, None, :]
         cos, sin = self._rope_tables(pos)
         scale = 1.0 / math.sqrt(hd)
+        sel = torch.from_numpy(out_rows.astype(np.int64)).to(dev)
+        last = len(self.layers) - 1
         x = self.embd[tok_t]
         for i, y in enumerate(self.layers):
             h = self._norm(x, y["attn_norm"])
@@ -241,15 +243,17 @@ class Model:
                              ck) * scale
             p = torch.softmax(s.float().masked_fill(mask, -math.inf), -1)
             a = torch.einsum("nkgc,nckd->nkgd", p.to(self.dtype), cv)
-            x = x + a.reshape(n, nh * hd) @ y["attn_output"].T
+            a = a.reshape(n, nh * hd)
+            if i == last:   # only the output rows go on, as in the engine
+                x, a = x[sel], a[sel]
+            x = x + a @ y["attn_output"].T
             h = self._norm(x, y["ffn_norm"])
             if self.n_expert:
                 x = x + self._moe(y, h)
             else:
                 x = x + (torch.nn.functional.silu(h @ y["ffn_gate"].T) *
                          (h @ y["ffn_up"].T)) @ y["ffn_down"].T
-        sel = torch.from_numpy(out_rows.astype(np.int64)).to(dev)
-        h = self._norm(x[sel], self.output_norm)
+        h = self._norm(x, self.output_norm)
         return (h @ self.output.T).float()
 
 
