@@ -401,7 +401,9 @@ struct syshax_engine_stats {
 	__u64 reserved;
 	__s32 node_id[SYSHAX_MAX_NODES];	/* NUMA node of each pool */
 	__u32 node_threads[SYSHAX_MAX_NODES];
-	/* op[i][p]: op index i (syshax_stats_op_index), pool p */
+	/* op[i][p]: op index i (syshax_stats_op_index), pool p; every pool
+	 * takes part in every job, so jobs, failed, tokens, batches and
+	 * batch_hist are the same in each, run_ns is the pool's own */
 	struct syshax_op_stats op[SYSHAX_STATS_OPS][SYSHAX_MAX_NODES];
 	struct syshax_wset_stats wsets[SYSHAX_STATS_WSETS];
 };

@@ -280,7 +280,8 @@ void shxd_pjob_release(struct shxd_pjob *p)
 
 bool shxd_op_batchable(const struct shxd_pjob *a, const struct shxd_pjob *b)
 {
-	if (a->op != b->op || a->ws != b->ws || a->flags != b->flags)
+	if (a->op != b->op || !shxd_wset_same_tensors(a->ws, b->ws) ||
+	    a->flags != b->flags)
 		return false;
 	switch (a->op) {
 	case SYSHAX_OP_GEMM:

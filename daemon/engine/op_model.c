@@ -704,7 +704,9 @@ void shxd_op_steps(struct shxd_cpu *cpu, struct shxd_xjob *jobs,
 			shxd_account(cpu, op, 1, 0, ret, false);
 			continue;
 		}
-		if (ns && (c->ws != s[0].ws || rows + c->n > cpu->max_batch)) {
+		/* Sets of one file loaded twice hold one model: one batch. */
+		if (ns && (!shxd_wset_same_tensors(c->ws, s[0].ws) ||
+			   rows + c->n > cpu->max_batch)) {
 			step_release(c);	/* a later batch takes it */
 			continue;
 		}

@@ -334,6 +334,18 @@ void shxd_wset_put(struct shxd_wset *ws)
 		wset_free(ws);
 }
 
+/* The set that holds ws's tensors. */
+static const struct shxd_wset *tensors_of(const struct shxd_wset *ws)
+{
+	return ws->base ? ws->base : ws;
+}
+
+bool shxd_wset_same_tensors(const struct shxd_wset *a,
+			    const struct shxd_wset *b)
+{
+	return tensors_of(a) == tensors_of(b);
+}
+
 int shxd_wset_share(struct shxd_wset *root, struct shxd_wset **out)
 {
 	struct shxd_wset *ws = calloc(1, sizeof(*ws));
@@ -584,12 +596,6 @@ int shxd_wreg_remove(uint64_t id, uint32_t ctx)
 	return ret;
 }
 
-/* The set that holds ws's tensors. */
-static struct shxd_wset *tensors_of(struct shxd_wset *ws)
-{
-	return ws->base ? ws->base : ws;
-}
-
 struct shxd_wset *shxd_wreg_find_file(const struct shxd_wfile *f)
 {
 	struct shxd_wset *root = NULL;
@@ -601,7 +607,7 @@ struct shxd_wset *shxd_wreg_find_file(const struct shxd_wfile *f)
 		if (g->size && g->dev == f->dev && g->ino == f->ino &&
 		    g->size == f->size && g->mtime_ns == f->mtime_ns &&
 		    g->quantize == f->quantize) {
-			root = tensors_of(g_reg[i]);
+			root = g_reg[i]->base ? g_reg[i]->base : g_reg[i];
 			atomic_fetch_add(&root->refs, 1);
 		}
 	}
@@ -618,7 +624,7 @@ void shxd_wreg_each(void (*fn)(const struct shxd_wset *ws, bool first,
 		bool first = true;
 
 		for (size_t j = 0; j < i && first; j++)
-			first = tensors_of(g_reg[j]) != tensors_of(g_reg[i]);
+			first = !shxd_wset_same_tensors(g_reg[j], g_reg[i]);
 		fn(g_reg[i], first, arg);
 	}
 	pthread_mutex_unlock(&g_reg_lock);

@@ -97,6 +97,10 @@ void shxd_wset_put(struct shxd_wset *ws);
 /* A new set (own id, owner and model) on the tensors of root, which the
  * caller's reference to passes to it. 0 or -ENOMEM (root put). */
 int shxd_wset_share(struct shxd_wset *root, struct shxd_wset **out);
+/* Whether a and b run on the same tensors (one of them shares the
+ * other's, or both a third set's): the same file, loaded twice. */
+bool shxd_wset_same_tensors(const struct shxd_wset *a,
+			    const struct shxd_wset *b);
 
 const struct shxd_tensor *shxd_wset_find(const struct shxd_wset *ws,
 					 const char *name);

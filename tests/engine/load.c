@@ -682,10 +682,51 @@ static void t_load_nospc(void)
 	free(ids);
 }
 
+/* GEMMs on sets a and b of one file, submitted together: one batch,
+ * each job's rows right. */
+static void gemm_pair(uint64_t a, uint64_t b)
+{
+	struct syshax_gemm_params p = {
+		.m = 2, .x_type = SYSHAX_DT_F32, .y_type = SYSHAX_DT_F32,
+		.tensor = "good",
+	};
+	struct syshax_job jobs[2];
+	struct syshax_completion cpl[2];
+	uint64_t j0, b0, j1, b1;
+	double xd[2][64], ref[16];
+	struct trng r;
+	float *x[2], *y[2];
+
+	tr_seed(&r, 59);
+	tc_reset(&g_c);
+	for (int i = 0; i < 2; i++) {
+		x[i] = tc_alloc(&g_c, 64 * 4);
+		y[i] = tc_alloc(&g_c, 16 * 4);
+		CU_ASSERT_FATAL(x[i] && y[i]);
+		t_act_rand(&r, SYSHAX_DT_F32, 1.0, x[i], 64, xd[i]);
+		p.wset = i ? b : a;
+		tj_init(&jobs[i], SYSHAX_OP_GEMM, &p, sizeof(p));
+		tj_ref(&jobs[i], &g_c, x[i], 64 * 4, SYSHAX_ACCESS_READ);
+		tj_ref(&jobs[i], &g_c, y[i], 16 * 4, SYSHAX_ACCESS_WRITE);
+	}
+	t_op_stats(&g_c, SYSHAX_OP_GEMM, &j0, &b0);
+	CU_ASSERT_EQUAL_FATAL(tc_run(&g_c, jobs, 2, cpl), 0);
+	t_op_stats(&g_c, SYSHAX_OP_GEMM, &j1, &b1);
+	CU_ASSERT_EQUAL(j1 - j0, 2);
+	CU_ASSERT_EQUAL(b1 - b0, 1);
+	for (int i = 0; i < 2; i++) {
+		CU_ASSERT_EQUAL(cpl[i].status, 0);
+		ref_gemm(&g_good, 0, xd[i], 2, ref);
+		t_check("GEMMs on two sets of one file", SYSHAX_DT_F32, y[i],
+			ref, 2, 8, 1e-5);
+	}
+}
+
 /*
  * A file loaded again, converted the same way, shares the first set's
- * tensors: its bytes are listed once, and it outlives the first set. A
- * file changed since (its mtime) or converted otherwise is built anew.
+ * tensors: its bytes are listed once, jobs on both batch together, and
+ * it outlives the first set. A file changed since (its mtime) or
+ * converted otherwise is built anew.
  */
 static void t_load_shared(void)
 {
@@ -708,6 +749,7 @@ static void t_load_shared(void)
 	CU_ASSERT_EQUAL(t_wset_bytes(&g_c, b), 0);
 	CU_ASSERT_EQUAL(t_wset_bytes(&g_c, a), bytes);
 	gemm_check(&c2, b, &g_good, "GEMM on a shared set");
+	gemm_pair(a, b);
 	/* The first set freed: the second still has the tensors, and now
 	 * lists their bytes. */
 	CU_ASSERT_EQUAL(t_free_wset(&g_c, a), 0);

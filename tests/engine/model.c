@@ -810,10 +810,61 @@ static void t_dispatch(void)
 }
 
 /*
+ * Two sequences with one prompt, one prefilled through model a and one
+ * through b (the same file loaded twice), then a DECODE of each, both
+ * submitted together: they run as one batch (one batched run, two jobs)
+ * and both rows' logits are the fp64 model's.
+ */
+static void decode_across(struct tmodel *m, uint64_t a, uint64_t b)
+{
+	static struct rseq rs;
+	struct syshax_job jobs[2];
+	struct syshax_completion cpl[2];
+	struct syshax_step_params p;
+	uint64_t j0, b0, j1, b1;
+	double ref[NV];
+	struct tkv c;
+
+	tc_reset(&g_c);
+	tkv_alloc(&c, m->kvt);
+	memset(&rs, 0, sizeof(rs));
+	rs.kvt = m->kvt;
+	for (int s = 0; s < 2; s++) {
+		memcpy(c.tok + s * 5, g_prompt[1], g_plen[1] * 4);
+		p = step_params(m, &c, (uint32_t)g_plen[1]);
+		p.model = s ? b : a;
+		prefill_job(&jobs[0], &p, &c, s, c.tok + s * 5);
+		CU_ASSERT_EQUAL_FATAL(tc_run(&g_c, jobs, 1, cpl), 0);
+		CU_ASSERT_EQUAL(cpl[0].status, 0);
+	}
+	for (int i = 0; i < g_plen[1]; i++)
+		ref_token(m, &rs, g_prompt[1][i], i, ref);
+	t_op_stats(&g_c, SYSHAX_OP_DECODE, &j0, &b0);
+	p = step_params(m, &c, 1);
+	for (int s = 0; s < 2; s++) {
+		c.tok[s] = 9;
+		c.pos[s] = g_plen[1];
+		p.model = s ? b : a;
+		decode_job(&jobs[s], &p, &c, s);
+	}
+	CU_ASSERT_EQUAL_FATAL(tc_run(&g_c, jobs, 2, cpl), 0);
+	t_op_stats(&g_c, SYSHAX_OP_DECODE, &j1, &b1);
+	CU_ASSERT_EQUAL(j1 - j0, 2);
+	CU_ASSERT_EQUAL(b1 - b0, 1);
+	ref_token(m, &rs, 9, g_plen[1], ref);
+	for (int s = 0; s < 2; s++) {
+		CU_ASSERT_EQUAL(cpl[s].status, 0);
+		check_logits(m, "decode across two loads", (float *)c.out + s * NV,
+			     ref);
+	}
+}
+
+/*
  * The llama model loaded again shares the first load's weights (listed
- * once, the same weight_bytes); with the first freed, the second runs
- * every step of run_model against fp64 as the first did. A WEIGHTS_LOAD
- * of the file, kept as it is, shares them too.
+ * once, the same weight_bytes) and decodes in one batch with it; with
+ * the first freed, the second runs every step of run_model against fp64
+ * as the first did. A WEIGHTS_LOAD of the file, kept as it is, shares
+ * them too.
  */
 static void t_shared_model(void)
 {
@@ -830,6 +881,7 @@ static void t_shared_model(void)
 	CU_ASSERT_EQUAL(t_load_file(&g_c, m->file, SYSHAX_QUANT_NONE, &ws), 0);
 	CU_ASSERT_EQUAL(t_wset_bytes(&g_c, ws), 0);
 	CU_ASSERT_EQUAL(t_free_wset(&g_c, ws), 0);
+	decode_across(m, m->id, id);
 	CU_ASSERT_EQUAL(t_free_wset(&g_c, m->id), 0);
 	m->id = id;
 	CU_ASSERT_EQUAL(t_wset_bytes(&g_c, id), bytes);

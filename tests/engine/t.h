@@ -171,6 +171,9 @@ int t_engine_stats(struct tc *c, struct syshax_engine_stats *st);
 /* Set id's weight bytes on all nodes as ENGINE_STATS lists them;
  * UINT64_MAX when it is not listed. */
 uint64_t t_wset_bytes(struct tc *c, uint64_t id);
+/* Jobs and batched runs of op (each pool counts them all). */
+void t_op_stats(struct tc *c, uint32_t op, uint64_t *jobs,
+		uint64_t *batches);
 
 /* ---- fp64 references ---- */
 

@@ -755,3 +755,19 @@ uint64_t t_wset_bytes(struct tc *c, uint64_t id)
 	}
 	return UINT64_MAX;
 }
+
+void t_op_stats(struct tc *c, uint32_t op, uint64_t *jobs, uint64_t *batches)
+{
+	struct syshax_engine_stats st;
+	int i = syshax_stats_op_index(op);
+
+	CU_ASSERT_EQUAL_FATAL(t_engine_stats(c, &st), 0);
+	CU_ASSERT_FATAL(i >= 0 && st.nr_nodes >= 1);
+	/* Every pool takes part in every job: each counts them all. */
+	*jobs = st.op[i][0].jobs;
+	*batches = st.op[i][0].batches;
+	for (uint32_t p = 1; p < st.nr_nodes && p < SYSHAX_MAX_NODES; p++) {
+		CU_ASSERT_EQUAL(st.op[i][p].jobs, *jobs);
+		CU_ASSERT_EQUAL(st.op[i][p].batches, *batches);
+	}
+}
