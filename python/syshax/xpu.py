@@ -214,7 +214,13 @@ class Model:
                                  [None, :].repeat(n, 0), 1)
         valid = j[None, :] <= pos[:, None]
         cslot = np.where(valid, blk.astype(np.int64) * bs + j % bs, 0)
+        # One sequence (a PREFILL): its context is gathered once, for the
+        # row that sees all of it, not once a row (n times the memory).
+        one = bool((bt == bt[:1]).all())
+        if one:
+            cslot = cslot[int(pos.argmax())]
         cslot_t = torch.from_numpy(cslot).to(dev)
+        cd = "c" if one else "nc"     # the gathered context's dims
         mask = torch.from_numpy(~valid).to(dev)[:, None, None, :]
         cos, sin = self._rope_tables(pos)
         scale = 1.0 / math.sqrt(hd)
@@ -237,12 +243,12 @@ class Model:
             vf[slot_t] = v.to(vf.dtype)
             if kill_after_layer0:
                 os.kill(os.getpid(), signal.SIGKILL)
-            ck = kf[cslot_t].to(self.dtype)        # [n, ctx, nkv, hd]
+            ck = kf[cslot_t].to(self.dtype)        # [(n,) ctx, nkv, hd]
             cv = vf[cslot_t].to(self.dtype)
-            s = torch.einsum("nkgd,nckd->nkgc", q.view(n, nkv, g, hd),
+            s = torch.einsum(f"nkgd,{cd}kd->nkgc", q.view(n, nkv, g, hd),
                              ck) * scale
             p = torch.softmax(s.float().masked_fill(mask, -math.inf), -1)
-            a = torch.einsum("nkgc,nckd->nkgd", p.to(self.dtype), cv)
+            a = torch.einsum(f"nkgc,{cd}kd->nkgd", p.to(self.dtype), cv)
             a = a.reshape(n, nh * hd)
             if i == last:   # only the output rows go on, as in the engine
                 x, a = x[sel], a[sel]
