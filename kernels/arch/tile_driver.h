@@ -85,4 +85,22 @@
 			SHXK_M_WALK((a)->m, MT, TILE, g_);		\
 	} while (0)
 
+/*
+ * Batch 1's groups over a->n0..n1 as NS streams: TILE(g, gs, NS) reads
+ * groups g, g + gs, ..., g + (NS - 1) gs together (gs: the call's groups
+ * over NS, so the streams start at evenly spaced places), then
+ * TILE(g, 0, 1) each group left over.
+ */
+#define SHXK_X8_STREAMS_WALK(a, NS, TILE)				\
+	do {								\
+		size_t g0_ = (a)->n0 / SHXK_X8;				\
+		size_t g1_ = ((a)->n1 + SHXK_X8 - 1) / SHXK_X8;		\
+		size_t gs_ = (g1_ - g0_) / (NS), g_;			\
+									\
+		for (g_ = g0_; g_ < g0_ + gs_; g_++)			\
+			TILE(g_, gs_, NS);				\
+		for (g_ = g0_ + (NS) * gs_; g_ < g1_; g_++)		\
+			TILE(g_, 0, 1);					\
+	} while (0)
+
 #endif

@@ -5,7 +5,7 @@
  * batches. The "amx" table (avx512.c) is avx512bf16's with these three;
  * fewer rows, and Q8_0/Q4_0 in the ROWS layout (the engine repacks every
  * quantized matrix to X8), go to avx512bf16's kernels (X8 at batch 1
- * as two weight streams, measured on the Xeon: shxk_gemm_x8_pair_avx512).
+ * to 4 as several weight streams: shxk_gemm_x8_avx512).
  *
  * One tdpbssd (s8 x s8) multiplies one 32-value block of 16 activation
  * rows (tile A: 16 rows of 32 bytes, loaded straight from the prepared
@@ -269,7 +269,7 @@ static void gemm_amx(const struct shxk_gemm_args *a, int q4)
 	__m512i perm[2];
 
 	if (a->m < AMX_MIN_M) {
-		shxk_gemm_x8_pair_avx512(a, q4);
+		shxk_gemm_x8_avx512(a, q4);
 		return;
 	}
 	/* Dword e of rows 0..7 of the first group, then of the second. */

@@ -721,26 +721,17 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 		}
 }
 
-/* Batch 1: the call's groups as X8_STREAMS streams, then those left over. */
-INLINE void x8_streams(const struct shxk_gemm_args *a, int q4)
-{
-	size_t g0 = a->n0 / SHXK_X8, g1 = (a->n1 + SHXK_X8 - 1) / SHXK_X8;
-	size_t gs = (g1 - g0) / X8_STREAMS, g;
-
-	for (g = g0; g < g0 + gs; g++)
-		x8_tile(a, q4, g, gs, X8_STREAMS, 0, 1, 0);
-	for (g = g0 + X8_STREAMS * gs; g < g1; g++)
-		x8_tile(a, q4, g, 0, 1, 0, 1, 1);
-}
-
 INLINE void gemm_x8(const struct shxk_gemm_args *a, int q4)
 {
+/* Batch 1's streams without software prefetch, the groups left with it. */
+#define X8_STREAM(g, gs, NG) x8_tile(a, q4, g, gs, NG, 0, 1, (NG) == 1)
 #define X8_TILE(g, i, T) x8_tile(a, q4, g, 0, 1, i, T, 1)
 	if (a->m == 1)
-		x8_streams(a, q4);
+		SHXK_X8_STREAMS_WALK(a, X8_STREAMS, X8_STREAM);
 	else
 		SHXK_X8_WALK(a, X8_MT, X8_TILE);
 #undef X8_TILE
+#undef X8_STREAM
 }
 
 static void gemm_x8_q8_0(const struct shxk_gemm_args *a)

@@ -41,30 +41,25 @@
  */
 #define SHXK_ROW_MAX_ACT 32768
 /*
- * X8 at batch 1 (one 8-row group stream): 4 KiB ahead into L1; for Q4_0
- * with a prepared activation row over SHXK_X8_L1_ACT bytes, 8 KiB ahead
- * into L2, so the group's lines (62 KiB at K = 13824) pass the L1 without
- * evicting the activations the next group reads again. Zen 4, one thread,
- * % of read BW, 2 KiB into L1 -> this: q4_0 13824x5120 67-71 -> 79-82,
- * q8_0 13824x5120 86-88 -> 90-92 (into L2 there: 71-72), q8_0 5120x13824
- * 83-86 -> 86-92.
+ * X8 at batch 1 reads X8_STREAMS groups at once, from as many evenly
+ * spaced places in the call's rows (SHXK_X8_STREAMS_WALK), sharing each
+ * activation broadcast: one stream, however far ahead it prefetched,
+ * kept too few lines in flight for these cores' share of the bandwidth.
+ * % of the read bandwidth at M = 1, 4096x14336 / 14336x4096 /
+ * 4096x128256, q4_0 and q8_0: Intel Xeon with AMX (family 6 model 167),
+ * 2 threads, one stream 96-106, two 109-114, four 110-119; AMD EPYC Zen 5
+ * (family 26 model 2), 1 and 2 threads, two alternating runs each: one
+ * stream 57-76, two 78-95, four 84-103, six 73-104, eight 73-92.
  */
-#define SHXK_X8_PREFETCH_ROW 4096
-#define SHXK_X8_PREFETCH_L2 8192
-#define SHXK_X8_L1_ACT 12288
+#define X8_STREAMS 4
 /*
- * And the amx table's batch 1 (shxk_gemm_x8_pair_avx512) reads two
- * groups at once, the first and the second half of a call's rows: two
- * weight streams, SHXK_PREFETCH ahead into L1, sharing each activation
- * broadcast. Intel Xeon with AMX (family 6 model 167), 2 threads, M = 1,
- * % of the read bandwidth, 4096x14336 / 14336x4096 / 4096x128256, two
- * alternating runs: one stream with a second prefetch 16 KiB ahead into
- * L2, q4_0 100-106 / 96-105 / 102-104, q8_0 98-102 / 97-100 / 101-102;
- * two streams 109-114 / 112-113 / 113-114 and 110-113 / 111-112 /
- * 110-111 (the far prefetch on top: 102-112; four streams: 110-119).
- * Not measured on the AMD machines the rows above were set on, so their
- * tables go without it.
+ * And 2 to 4 rows (decode of a few sequences, small expert batches) as
+ * X8_STREAMS_M streams, all rows in one tile. AMD EPYC Zen 5, 2 threads,
+ * the shapes above, % of the read bandwidth at M = 2 and 4, two runs: one
+ * stream 47-71 and 45-60, two 81-93 and 58-83, four (whose 16
+ * accumulators at M = 4 spill) 72-87 and 57-77.
  */
+#define X8_STREAMS_M 2
 
 /* ---- activations: bit-exact with shxk_act_q8_generic ---- */
 
@@ -618,15 +613,9 @@ INLINE void x8_store(const struct shxk_gemm_args *a, __m512 acc, size_t i,
  * 2r + h of an accumulator holds half of row r's dot product; pairs are
  * added at the end.
  */
-enum x8_pf { X8_PF_TILE, X8_PF_ROW, X8_PF_ROW_L2 };
-
 INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
-		    size_t gs, const int NG, size_t i, const int MT,
-		    const enum x8_pf pf)
+		    size_t gs, const int NG, size_t i, const int MT)
 {
-	const size_t ahead = pf == X8_PF_ROW ? SHXK_X8_PREFETCH_ROW :
-			     pf == X8_PF_ROW_L2 ? SHXK_X8_PREFETCH_L2 :
-			     SHXK_PREFETCH;
 	size_t bs = q4 ? sizeof(struct shxk_block_q4_0) :
 			 sizeof(struct shxk_block_q8_0);
 	/* Duplicates each of 8 f16 scales into a lane pair. */
@@ -634,7 +623,7 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 					      4, 4, 5, 5, 6, 6, 7, 7);
 	const __m512i m4 = _mm512_set1_epi8(15), flip = _mm512_set1_epi8(-128);
 	const int bias = q4 ? -8 : -128;
-	__m512 acc[2][4];
+	__m512 acc[X8_STREAMS][4];
 
 	UNROLL
 	for (int s = 0; s < NG; s++)
@@ -642,8 +631,8 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 		for (int u = 0; u < MT; u++)
 			acc[s][u] = _mm512_setzero_ps();
 	for (size_t j = 0; j < a->k / SHXK_QK; j++) {
-		__m512 dw[2];
-		__m512i w[2][4];
+		__m512 dw[X8_STREAMS];
+		__m512i w[X8_STREAMS][4];
 
 		UNROLL
 		for (int s = 0; s < NG; s++) {
@@ -653,8 +642,8 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 			dw[s] = _mm512_cvtph_ps(_mm256_permutexvar_epi16(dup,
 				_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)col))));
 			for (size_t o = 0; o < bs * SHXK_X8; o += 64)
-				_mm_prefetch((const char *)col + ahead + o,
-					     pf == X8_PF_ROW_L2 ? _MM_HINT_T1 : _MM_HINT_T0);
+				_mm_prefetch((const char *)col + SHXK_PREFETCH + o,
+					     _MM_HINT_T0);
 			/* w[s][c] pairs with activation bytes 8c..8c+7. */
 			if (q4) {
 				__m512i c0 = _mm512_loadu_si512(col + 16);
@@ -701,55 +690,36 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 			x8_store(a, acc[s][u], i + u, (g + s * gs) * SHXK_X8);
 }
 
-/*
- * Batch 1 as two streams: group pairs from the two halves of the call's
- * groups, then the odd one left.
- */
-INLINE void x8_pairs(const struct shxk_gemm_args *a, int q4)
+INLINE void gemm_x8(const struct shxk_gemm_args *a, int q4)
 {
-	size_t g0 = a->n0 / SHXK_X8, g1 = (a->n1 + SHXK_X8 - 1) / SHXK_X8;
-	size_t h = (g1 - g0) / 2;
-
-	for (size_t g = g0; g < g0 + h; g++)
-		x8_tile(a, q4, g, h, 2, 0, 1, X8_PF_TILE);
-	if ((g1 - g0) % 2)
-		x8_tile(a, q4, g1 - 1, 0, 1, 0, 1, X8_PF_TILE);
+#define X8_TILE(g, i, T) x8_tile(a, q4, g, 0, 1, i, T)
+#define X8_STREAM1(g, gs, NG) x8_tile(a, q4, g, gs, NG, 0, 1)
+/* All of a->m (2 to 4) rows in one tile. */
+#define X8_STREAM_M(g, gs, NG) SHXK_M_REST(a->m, 5, x8_tile, 0, a, q4, g, gs, NG)
+	if (a->m == 1)
+		SHXK_X8_STREAMS_WALK(a, X8_STREAMS, X8_STREAM1);
+	else if (a->m <= 4)
+		SHXK_X8_STREAMS_WALK(a, X8_STREAMS_M, X8_STREAM_M);
+	else
+		SHXK_X8_WALK(a, 4, X8_TILE);
+#undef X8_STREAM_M
+#undef X8_STREAM1
+#undef X8_TILE
 }
 
-INLINE void gemm_x8(const struct shxk_gemm_args *a, int q4, const int pairs)
+void shxk_gemm_x8_avx512(const struct shxk_gemm_args *a, int q4)
 {
-#define X8_TILE(g, i, T) x8_tile(a, q4, g, 0, 1, i, T, X8_PF_TILE)
-#define X8_ROW(g, i, T) x8_tile(a, q4, g, 0, 1, i, T, X8_PF_ROW)
-#define X8_ROW_L2(g, i, T) x8_tile(a, q4, g, 0, 1, i, T, X8_PF_ROW_L2)
-	if (a->m > 1)
-		SHXK_X8_WALK(a, 4, X8_TILE);
-	else if (pairs)
-		x8_pairs(a, q4);
-	else if (q4 && a->astride > SHXK_X8_L1_ACT)
-		SHXK_X8_WALK(a, 1, X8_ROW_L2);
-	else
-		SHXK_X8_WALK(a, 1, X8_ROW);
-#undef X8_ROW_L2
-#undef X8_ROW
-#undef X8_TILE
+	gemm_x8(a, q4);
 }
 
 static void gemm_x8_q8_0(const struct shxk_gemm_args *a)
 {
-	gemm_x8(a, 0, 0);
+	gemm_x8(a, 0);
 }
 
 static void gemm_x8_q4_0(const struct shxk_gemm_args *a)
 {
-	gemm_x8(a, 1, 0);
-}
-
-void shxk_gemm_x8_pair_avx512(const struct shxk_gemm_args *a, int q4)
-{
-	if (q4)
-		gemm_x8(a, 1, 1);
-	else
-		gemm_x8(a, 0, 1);
+	gemm_x8(a, 1);
 }
 
 /*
