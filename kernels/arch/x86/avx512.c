@@ -53,13 +53,19 @@
  */
 #define X8_STREAMS 4
 /*
- * And 2 to 4 rows (decode of a few sequences, small expert batches) as
- * X8_STREAMS_M streams, all rows in one tile. AMD EPYC Zen 5, 2 threads,
- * the shapes above, % of the read bandwidth at M = 2 and 4, two runs: one
- * stream 47-71 and 45-60, two 81-93 and 58-83, four (whose 16
- * accumulators at M = 4 spill) 72-87 and 57-77.
+ * More rows go as X8_STREAMS_M streams in tiles of up to X8_MT rows: two
+ * groups share each activation broadcast, block scale and bias. AMD EPYC
+ * Zen 5, 2 threads, the shapes above: at M = 2 and 4, % of the read
+ * bandwidth, two runs, one stream 47-71 and 45-60, two 81-93 and 58-83,
+ * four (whose 16 accumulators at M = 4 spill) 72-87 and 57-77; at M = 16
+ * and 128, 4096x14336 and 14336x4096, GFLOPS, one group by 4 rows
+ * 653-715 and 742-818 (Q4_0), 552-575 and 695-780 (Q8_0); by 6 rows
+ * 706-768 and 761-911, 534-607 and 707-833; two groups by 4 rows 700-807
+ * and 840-861, 624-697 and 811-828; two by 6 (adjacent groups or evenly
+ * spaced: the same) 751-897 and 868-929, 651-767 and 814-904.
  */
 #define X8_STREAMS_M 2
+#define X8_MT 6
 
 /* ---- activations: bit-exact with shxk_act_q8_generic ---- */
 
@@ -623,7 +629,7 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 					      4, 4, 5, 5, 6, 6, 7, 7);
 	const __m512i m4 = _mm512_set1_epi8(15), flip = _mm512_set1_epi8(-128);
 	const int bias = q4 ? -8 : -128;
-	__m512 acc[X8_STREAMS][4];
+	__m512 acc[X8_STREAMS][X8_MT];
 
 	UNROLL
 	for (int s = 0; s < NG; s++)
@@ -692,19 +698,16 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 
 INLINE void gemm_x8(const struct shxk_gemm_args *a, int q4)
 {
-#define X8_TILE(g, i, T) x8_tile(a, q4, g, 0, 1, i, T)
 #define X8_STREAM1(g, gs, NG) x8_tile(a, q4, g, gs, NG, 0, 1)
-/* All of a->m (2 to 4) rows in one tile. */
-#define X8_STREAM_M(g, gs, NG) SHXK_M_REST(a->m, 5, x8_tile, 0, a, q4, g, gs, NG)
+#define X8_ROWS(g, gs, NG, i, T) x8_tile(a, q4, g, gs, NG, i, T)
+#define X8_STREAM(g, gs, NG) SHXK_M_WALK(a->m, X8_MT, X8_ROWS, g, gs, NG)
 	if (a->m == 1)
 		SHXK_X8_STREAMS_WALK(a, X8_STREAMS, X8_STREAM1);
-	else if (a->m <= 4)
-		SHXK_X8_STREAMS_WALK(a, X8_STREAMS_M, X8_STREAM_M);
 	else
-		SHXK_X8_WALK(a, 4, X8_TILE);
-#undef X8_STREAM_M
+		SHXK_X8_STREAMS_WALK(a, X8_STREAMS_M, X8_STREAM);
+#undef X8_STREAM
+#undef X8_ROWS
 #undef X8_STREAM1
-#undef X8_TILE
 }
 
 void shxk_gemm_x8_avx512(const struct shxk_gemm_args *a, int q4)
