@@ -100,9 +100,8 @@ void shxk_gemm_bf16_amx(const struct shxk_gemm_args *a);
 void shxk_gemm_x8_q8_0_amx(const struct shxk_gemm_args *a);
 void shxk_gemm_x8_q4_0_amx(const struct shxk_gemm_args *a);
 /*
- * avx512.c's X8 GEMM (Q4_0 if q4, else Q8_0), batch 1 to 4 read as
- * several weight streams: the amx table's for fewer rows than its tiles
- * take.
+ * avx512.c's X8 GEMM (Q4_0 if q4, else Q8_0), read as several weight
+ * streams: the amx table's for fewer rows than its tiles take.
  */
 void shxk_gemm_x8_avx512(const struct shxk_gemm_args *a, int q4);
 extern const struct shxk_ops shxk_ops_neon, shxk_ops_dotprod;	/* Arm */

@@ -86,9 +86,9 @@
 	} while (0)
 
 /*
- * Batch 1's groups over a->n0..n1 as NS streams: TILE(g, gs, NS) reads
- * groups g, g + gs, ..., g + (NS - 1) gs together (gs: the call's groups
- * over NS, so the streams start at evenly spaced places), then
+ * The X8 layout's groups over a->n0..n1 as NS streams: TILE(g, gs, NS)
+ * reads groups g, g + gs, ..., g + (NS - 1) gs together (gs: the call's
+ * groups over NS, so the streams start at evenly spaced places), then
  * TILE(g, 0, 1) each group left over.
  */
 #define SHXK_X8_STREAMS_WALK(a, NS, TILE)				\

@@ -4,8 +4,8 @@
  * least AMX_MIN_M activation rows: prefill, batched decode, MoE expert
  * batches. The "amx" table (avx512.c) is avx512bf16's with these three;
  * fewer rows, and Q8_0/Q4_0 in the ROWS layout (the engine repacks every
- * quantized matrix to X8), go to avx512bf16's kernels (X8 at batch 1
- * to 4 as several weight streams: shxk_gemm_x8_avx512).
+ * quantized matrix to X8), go to avx512bf16's kernels (X8 read as
+ * several weight streams: shxk_gemm_x8_avx512).
  *
  * One tdpbssd (s8 x s8) multiplies one 32-value block of 16 activation
  * rows (tile A: 16 rows of 32 bytes, loaded straight from the prepared

@@ -710,11 +710,6 @@ INLINE void gemm_x8(const struct shxk_gemm_args *a, int q4)
 #undef X8_STREAM1
 }
 
-void shxk_gemm_x8_avx512(const struct shxk_gemm_args *a, int q4)
-{
-	gemm_x8(a, q4);
-}
-
 static void gemm_x8_q8_0(const struct shxk_gemm_args *a)
 {
 	gemm_x8(a, 0);
@@ -723,6 +718,15 @@ static void gemm_x8_q8_0(const struct shxk_gemm_args *a)
 static void gemm_x8_q4_0(const struct shxk_gemm_args *a)
 {
 	gemm_x8(a, 1);
+}
+
+/* Through the two above, so that q4 is a constant in each tile. */
+void shxk_gemm_x8_avx512(const struct shxk_gemm_args *a, int q4)
+{
+	if (q4)
+		gemm_x8_q4_0(a);
+	else
+		gemm_x8_q8_0(a);
 }
 
 /*
