@@ -12,8 +12,8 @@
 /* Per-pool scratch slots, node-local, grown as batches need. */
 enum { SC_ACT, SC_ACT2, SC_G, SC_U, SC_ACTD, SC_OUT, SC_OUT2, SC_SLOTS };
 /* Scratch of the calling (engine) thread. */
-enum { MS_X, MS_H, MS_Y, MS_EO, MS_IDS, MS_WTS, MS_GRP, MS_LOGITS, MS_SH,
-       MS_ATT, MS_SEQ, MS_STEP, MS_ROWS, MS_SLOTS };
+enum { MS_X, MS_H, MS_Y, MS_EO, MS_IDS, MS_MOE, MS_LOGITS, MS_ATT, MS_SEQ,
+       MS_STEP, MS_ROWS, MS_SLOTS };
 
 struct scratch {
 	void *p;
@@ -141,10 +141,38 @@ struct shxd_lin {
 };
 
 /* Grows the scratch t needs (segments: out_rows rows of pout) and sets
- * pout; on the caller's thread, before the run. 0, -EINVAL, -ENOMEM. */
+ * pout; on the caller's thread before the run, or on one worker while the
+ * others wait at a barrier. 0, -EINVAL, -ENOMEM. */
 int shxd_lin_grow(struct shxd_lin *t, size_t out_rows);
 /* Worker w's part of t (a run's phase; it ends at a node barrier). */
 void shxd_lin_work(struct shxd_lin *t, const struct shxd_worker *w);
+
+/*
+ * An MoE block over rows of x (f32, width hid) in phases of a caller's run
+ * (op_moe.c): setup on the caller's thread before the run (scratch for up
+ * to m rows; an MoE model's step sets it up once per layer, all alike),
+ * then work on every worker, which writes the block's output over x and
+ * ends at a barrier over all of them. Jobs pj[0..n) give the rows' routes,
+ * each its rows in order; the first one the rest. err: the run's first
+ * error (0 or -errno), for the caller to read after the run.
+ */
+struct shxd_moe {
+	struct shxd_cpu *cpu;
+	size_t hid;
+	float *h, *logits, *wts, *hg, *acc, *eo;
+	int32_t *ids;
+	uint32_t *off, *order, *pos;
+	/* Written on one thread between barriers: the experts' phase. */
+	struct shxd_seg *segs;
+	unsigned int nseg;
+	float *pout[SHXD_MAX_POOLS];
+	int err;
+};
+int shxd_moe_setup(struct shxd_moe *t, struct shxd_cpu *cpu,
+		   struct shxd_pjob *const *pj, unsigned int n, size_t m);
+void shxd_moe_work(struct shxd_moe *t, struct shxd_pjob *const *pj,
+		   unsigned int n, float *x, size_t m,
+		   const struct shxd_worker *w);
 
 /* y[rows x m->n] = in[rows x m->k] . m^T (f32) on the pools. */
 int shxd_gemm_run(struct shxd_cpu *cpu, const struct shxd_mat *m,

@@ -3,10 +3,10 @@
  * GEMM, FFN and MOE on the pools, batched: the jobs' rows are gathered
  * into one f32 matrix, each pool runs its slice of the weights on its own
  * prepared copy of the activations, one sum over the pools ends an FFN,
- * and the rows go back to each job in its output type.
+ * and the rows go back to each job in its output type. An MOE batch's
+ * phases are in op_moe.c.
  */
 #include <errno.h>
-#include <math.h>
 #include <string.h>
 
 #include "cpu_int.h"
@@ -508,163 +508,43 @@ static int linear_ffn(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 	return 0;
 }
 
-/* Softmax over a row of logits, then its top k (ties: the lower id). */
-static void route_row(const float *l, unsigned int nexp, unsigned int topk,
-		      bool renorm, int32_t *ids, float *wts)
+struct moe_run {
+	struct shxd_moe *t;
+	struct shxd_pjob *const *pj;
+	unsigned int n;
+	float *x;
+	size_t m;
+};
+
+static void moe_worker(void *arg, const struct shxd_worker *w)
 {
-	float mx = -INFINITY, sum = 0.0f, ksum = 0.0f;
+	const struct moe_run *r = arg;
+	uint64_t t0 = shxd_now_ns();
 
-	for (unsigned int e = 0; e < nexp; e++)
-		mx = l[e] > mx ? l[e] : mx;
-	for (unsigned int e = 0; e < nexp; e++)
-		sum += expf(l[e] - mx);
-	for (unsigned int s = 0; s < topk; s++) {
-		int best = -1;
-
-		for (unsigned int e = 0; e < nexp; e++) {
-			bool taken = false;
-
-			for (unsigned int j = 0; j < s; j++)
-				taken |= ids[j] == (int32_t)e;
-			if (!taken && (best < 0 || l[e] > l[best]))
-				best = (int)e;
-		}
-		ids[s] = best;
-		wts[s] = expf(l[best] - mx) / sum;
-		ksum += wts[s];
-	}
-	for (unsigned int s = 0; renorm && s < topk; s++)
-		wts[s] /= ksum;
-}
-
-/* ids and weights of every row of the batch, in the batch's order. */
-static int route(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
-		 unsigned int n, const float *h, size_t m, int32_t *ids,
-		 float *wts)
-{
-	const struct shxd_pjob *p0 = pj[0];
-	unsigned int nexp = p0->nexp, k = p0->topk;
-	bool renorm = p0->flags & SYSHAX_MOE_NORM_TOPK;
-	float *logits = NULL;
-	size_t o = 0;
-
-	for (unsigned int i = 0; i < n; i++) {
-		if (pj[i]->route != SYSHAX_MOE_ROUTE_ROUTER)
-			continue;
-		/* Any job asks: the router runs over the whole batch. */
-		logits = shxd_scratch(&cpu->ms[MS_LOGITS],
-				      m * nexp * sizeof(float));
-		if (!logits || shxd_gemm_run(cpu, pj[i]->router, h, m, logits))
-			return -ENOMEM;
-		break;
-	}
-	for (unsigned int i = 0; i < n; o += pj[i]->m, i++) {
-		const struct shxd_pjob *p = pj[i];
-
-		if (p->route == SYSHAX_MOE_ROUTE_IDS) {
-			memcpy(ids + o * k, p->ids, p->m * k * sizeof(*ids));
-			memcpy(wts + o * k, p->wts, p->m * k * sizeof(*wts));
-			continue;
-		}
-		for (size_t r = 0; r < p->m; r++)
-			route_row(p->route == SYSHAX_MOE_ROUTE_LOGITS ?
-				  p->logits + r * nexp :
-				  logits + (o + r) * nexp, nexp, k, renorm,
-				  ids + (o + r) * k, wts + (o + r) * k);
-	}
-	return 0;
-}
-
-static float dot(const float *a, const float *b, size_t n)
-{
-	float s = 0.0f;
-
-	for (size_t i = 0; i < n; i++)
-		s += a[i] * b[i];
-	return s;
+	shxd_moe_work(r->t, r->pj, r->n, r->x, r->m, w);
+	if (!w->tid)
+		r->t->cpu->pool_ns[w->pool] = shxd_now_ns() - t0;
 }
 
 static int linear_moe(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,
 		      unsigned int n)
 {
 	const struct shxd_pjob *p = pj[0];
-	unsigned int nexp = p->nexp, k = p->topk, nseg = 0;
-	bool shared = p->flags & SYSHAX_MOE_SHARED;
 	const struct shxd_mat *g0 = shxd_wset_expert(p->ws, p->layer, "gate", 0);
-	struct shxd_lin t = { .cpu = cpu, .k = g0->k };
-	size_t m, hid = g0->k, rows, segoff;
-	uint32_t *off, *order, *pos;
-	float *x, *h, *hg, *eo, *y, *wts;
-	struct shxd_seg *segs;
-	int32_t *ids;
+	struct shxd_moe t;
+	struct moe_run r = { .t = &t, .pj = pj, .n = n };
 	int ret;
 
-	x = gather(cpu, pj, n, hid, &m);
-	h = x ? normed(cpu, p, x, m, hid) : NULL;
-	ids = shxd_scratch(&cpu->ms[MS_IDS], m * k * sizeof(*ids));
-	wts = shxd_scratch(&cpu->ms[MS_WTS], m * k * sizeof(*wts));
-	/* off, order, pos (u32), then the segments at their alignment. */
-	segoff = ((nexp + 1) + 2 * m * k) * sizeof(uint32_t);
-	segoff = (segoff + _Alignof(struct shxd_seg) - 1) &
-		 ~(size_t)(_Alignof(struct shxd_seg) - 1);
-	off = shxd_scratch(&cpu->ms[MS_GRP], segoff +
-			   (nexp + 1) * sizeof(struct shxd_seg));
-	rows = m * k + (shared ? m : 0);
-	hg = shxd_scratch(&cpu->ms[MS_SH], m * k * hid * sizeof(float));
-	eo = shxd_scratch(&cpu->ms[MS_EO], rows * hid * sizeof(float));
-	y = shxd_scratch(&cpu->ms[MS_Y], m * hid * sizeof(float));
-	if (!h || !ids || !wts || !off || !hg || !eo || !y)
-		return -ENOMEM;
-	order = off + nexp + 1;
-	pos = order + m * k;
-	segs = (struct shxd_seg *)(void *)((uint8_t *)off + segoff);
-	ret = route(cpu, pj, n, h, m, ids, wts);
-	if (!ret)
-		ret = shxk_moe_group(ids, m, k, nexp, off, order, pos);
+	r.x = g0 ? gather(cpu, pj, n, g0->k, &r.m) : NULL;
+	if (!r.x)
+		return g0 ? -ENOMEM : -EINVAL;
+	ret = shxd_moe_setup(&t, cpu, pj, n, r.m);
 	if (ret)
 		return ret;
-	for (size_t r = 0; r < m * k; r++)
-		memcpy(hg + r * hid, h + order[r] / k * hid, hid * sizeof(float));
-	for (unsigned int e = 0; e < nexp; e++) {
-		if (off[e + 1] == off[e])
-			continue;
-		segs[nseg++] = (struct shxd_seg){
-			.g = shxd_wset_expert(p->ws, p->layer, "gate", e),
-			.u = shxd_wset_expert(p->ws, p->layer, "up", e),
-			.d = shxd_wset_expert(p->ws, p->layer, "down", e),
-			.in = hg + off[e] * hid, .m = off[e + 1] - off[e],
-			.out_row = off[e],
-		};
-	}
-	if (shared)
-		segs[nseg++] = (struct shxd_seg){
-			.g = p->g, .u = p->u, .d = p->d,
-			.in = h, .m = m, .out_row = m * k,
-		};
-	t.segs = segs;
-	t.nseg = nseg;
-	ret = shxd_lin_grow(&t, rows);
-	if (ret)
-		return ret;
-	shxd_pool_run(cpu->pool, task_worker, &t);
-	reduce(cpu, &t, rows, eo);
-	shxk_moe_combine(eo, pos, wts, k, hid, y, 0, m);
-	if (shared) {
-		for (size_t r = 0; r < m; r++) {
-			const float *s = eo + (m * k + r) * hid;
-			float gt = p->shgate ?
-				   1.0f / (1.0f + expf(-dot(h + r * hid,
-							    p->shgate, hid))) :
-				   1.0f;
-
-			for (size_t e = 0; e < hid; e++)
-				y[r * hid + e] += gt * s[e];
-		}
-	}
-	if (p->flags & SYSHAX_MOE_RESIDUAL)
-		add_residual(y, x, m * hid);
-	scatter(pj, n, y, hid);
-	return 0;
+	shxd_pool_run(cpu->pool, moe_worker, &r);
+	if (!t.err)
+		scatter(pj, n, r.x, g0->k);
+	return t.err;
 }
 
 int shxd_op_linear(struct shxd_cpu *cpu, struct shxd_pjob *const *pj,

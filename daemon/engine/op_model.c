@@ -186,8 +186,8 @@ static int step_check(const struct shxd_xjob *xj, struct step *s)
  * A dense model's step is one run of the pools: every worker goes through
  * the layers phase by phase, with a barrier over all workers between
  * phases (a phase reads what other threads and nodes wrote), so the
- * engine thread does nothing between them. An MoE model's run stops
- * before each layer's expert block, which the batched MOE op runs.
+ * engine thread does nothing between them. An MoE model's expert blocks
+ * are phases of the same run (op_moe.c).
  */
 struct fwd {
 	struct shxd_cpu *cpu;
@@ -199,12 +199,9 @@ struct fwd {
 	float *x, *h, *q, *k, *v, *a, *o, *cs, *logits;
 	struct shxd_attn_seq *seq;	/* n_layer x n */
 	uint32_t *oidx;			/* the rows that want output */
-	/* this run */
-	unsigned int l0, l1;		/* its layers */
-	bool ffn;			/* run the FFN blocks (dense) */
-	bool out;			/* then the final norm and logits */
 	struct shxd_attn at;
 	float *pout[SHXD_MAX_POOLS];	/* the pools' FFN partial sums */
+	struct shxd_moe mo;		/* an MoE model's expert blocks */
 };
 
 static int fwd_scratch(struct fwd *f)
@@ -405,6 +402,24 @@ static void layer_lin(const struct fwd *f, unsigned int l,
 	memcpy(lf->pout, f->pout, sizeof(lf->pout));
 }
 
+/* Layer l's expert block over m rows of x, as a batched MOE job. */
+static void moe_job(const struct fwd *f, unsigned int l, size_t m,
+		    struct shxd_pjob *p)
+{
+	const struct shxd_layer *y = &f->m->layer[l];
+
+	*p = (struct shxd_pjob){
+		.op = SYSHAX_OP_MOE, .ws = f->ws, .m = (unsigned int)m,
+		.x = f->x, .xt = SHXK_F32, .y = f->x, .yt = SHXK_F32,
+		.layer = l, .eps = f->m->eps, .norm = y->ffn_norm,
+		/* Qwen3-MoE: softmax router, top-k renormalized. */
+		.flags = SYSHAX_MOE_NORM | SYSHAX_MOE_RESIDUAL |
+			 SYSHAX_MOE_NORM_TOPK,
+		.route = SYSHAX_MOE_ROUTE_ROUTER, .topk = f->m->n_expert_used,
+		.nexp = f->m->n_expert, .router = y->router,
+	};
+}
+
 static void fwd_layer(struct fwd *f, unsigned int l,
 		      const struct shxd_worker *w, size_t a, size_t b)
 {
@@ -441,10 +456,16 @@ static void fwd_layer(struct fwd *f, unsigned int l,
 	shxd_pool_gbarrier(pool, w);
 	for (size_t i = a * e; i < b * e; i++)
 		f->x[i] += f->o[i];
+	if (m->n_expert) {
+		struct shxd_pjob p, *pp = &p;
+
+		moe_job(f, l, n, &p);
+		shxd_pool_gbarrier(pool, w);
+		shxd_moe_work(&f->mo, &pp, 1, f->x, n, w);
+		return;
+	}
 	shxk_rmsnorm(f->x, y->ffn_norm, f->h, e, m->eps, a, b);
 	shxd_pool_gbarrier(pool, w);
-	if (!f->ffn)
-		return;
 	shxd_lin_work(&lf, w);
 	shxd_pool_gbarrier(pool, w);
 	/* The residual and the pools' partial sums, split by element. */
@@ -466,10 +487,8 @@ static void fwd_worker(void *arg, const struct shxd_worker *w)
 	};
 
 	shxd_split(f->n, 1, w->gtid, w->gnthr, &a, &b);
-	for (unsigned int l = f->l0; l < f->l1; l++)
+	for (unsigned int l = 0; l < m->n_layer; l++)
 		fwd_layer(f, l, w, a, b);
-	if (!f->out)
-		return;
 	shxd_split(f->nout, 1, w->gtid, w->gnthr, &a, &b);
 	for (size_t j = a; j < b; j++)
 		shxk_rmsnorm(f->x + j * e, m->output_norm,
@@ -486,21 +505,26 @@ static int fwd_run(struct fwd *f)
 	int ret = shxd_attn_setup(&f->at, f->cpu, f->seq, f->n, m->n_head,
 				  1.0f / sqrtf((float)m->head_dim), f->q, f->a);
 
-	for (unsigned int l = f->l0; !ret && l < f->l1; l++) {
+	for (unsigned int l = 0; !ret && l < m->n_layer; l++) {
 		const struct shxd_mat *qkv[3];
 		float *qkv_out[3];
 		struct shxd_lin lq, lo, lf;
 		struct shxd_seg sg;
+		struct shxd_pjob p, *pp = &p;
 
 		layer_lin(f, l, qkv, qkv_out, &lq, &lo, &sg, &lf);
 		ret = shxd_lin_grow(&lq, 0);
 		if (!ret)
 			ret = shxd_lin_grow(&lo, 0);
-		if (!ret && f->ffn)
+		if (!ret && m->n_expert) {
+			moe_job(f, l, f->n, &p);
+			ret = shxd_moe_setup(&f->mo, f->cpu, &pp, 1, f->n);
+		} else if (!ret) {
 			ret = shxd_lin_grow(&lf, f->n);
+		}
 		memcpy(f->pout, lf.pout, sizeof(f->pout));
 	}
-	if (!ret && f->out) {
+	if (!ret) {
 		struct shxd_lin lout = { .cpu = f->cpu, .k = m->n_embd,
 					 .w = &m->output, .nw = 1,
 					 .m = f->nout };
@@ -511,28 +535,8 @@ static int fwd_run(struct fwd *f)
 	}
 	if (!ret)
 		shxd_pool_run(f->cpu->pool, fwd_worker, f);
-	return ret;
-}
-
-/* An MoE layer's expert block, with its norm and residual, on x. */
-static int moe(struct fwd *f, unsigned int l)
-{
-	const struct shxd_model *m = f->m;
-	const struct shxd_layer *y = &m->layer[l];
-	struct shxd_pjob p = {
-		.op = SYSHAX_OP_MOE, .ws = f->ws,
-		.m = (unsigned int)rows_past_attn(f, l),
-		.x = f->x, .xt = SHXK_F32, .y = f->x, .yt = SHXK_F32,
-		.layer = l, .eps = m->eps, .norm = y->ffn_norm,
-		/* Qwen3-MoE: softmax router, top-k renormalized. */
-		.flags = SYSHAX_MOE_NORM | SYSHAX_MOE_RESIDUAL |
-			 SYSHAX_MOE_NORM_TOPK,
-		.route = SYSHAX_MOE_ROUTE_ROUTER, .topk = m->n_expert_used,
-		.nexp = m->n_expert, .router = y->router,
-	};
-	struct shxd_pjob *pp = &p;
-
-	return shxd_op_linear(f->cpu, &pp, 1);
+	/* An expert block's error, seen after the run. */
+	return ret ? ret : f->mo.err;
 }
 
 /* The k highest logits, highest first; ties: the lower id. */
@@ -582,7 +586,6 @@ static int forward(struct shxd_cpu *cpu, struct shxd_wset *ws,
 {
 	struct fwd f = { .cpu = cpu, .ws = ws, .m = ws->model, .rows = rows,
 			 .n = n };
-	unsigned int nl = f.m->n_layer;
 	int ret = fwd_scratch(&f);
 
 	if (ret)
@@ -593,23 +596,7 @@ static int forward(struct shxd_cpu *cpu, struct shxd_wset *ws,
 	embed(&f);
 	rope_cache(&f);
 	attn_seqs(&f);
-	if (!f.m->n_expert) {
-		f.l1 = nl;
-		f.ffn = f.out = true;
-		ret = fwd_run(&f);
-	} else {
-		for (unsigned int l = 0; l < nl && !ret; l++) {
-			f.l0 = l;
-			f.l1 = l + 1;
-			ret = fwd_run(&f);
-			if (!ret)
-				ret = moe(&f, l);
-		}
-		f.l0 = f.l1 = nl;
-		f.out = true;
-		if (!ret)
-			ret = fwd_run(&f);
-	}
+	ret = fwd_run(&f);
 	if (!ret)
 		write_out(&f);
 	return ret;
