@@ -183,7 +183,7 @@ static int step_check(const struct shxd_xjob *xj, struct step *s)
 /* ---- the forward pass ---- */
 
 /*
- * A dense model's step is one run of the pools: every worker goes through
+ * A model's step is one run of the pools: every worker goes through
  * the layers phase by phase, with a barrier over all workers between
  * phases (a phase reads what other threads and nodes wrote), so the
  * engine thread does nothing between them. An MoE model's expert blocks
@@ -402,7 +402,8 @@ static void layer_lin(const struct fwd *f, unsigned int l,
 	memcpy(lf->pout, f->pout, sizeof(lf->pout));
 }
 
-/* Layer l's expert block over m rows of x, as a batched MOE job. */
+/* Layer l's expert block over m rows of x, as an MOE job (its x and y
+ * are the run's x: shxd_moe_work takes it). */
 static void moe_job(const struct fwd *f, unsigned int l, size_t m,
 		    struct shxd_pjob *p)
 {
@@ -410,7 +411,6 @@ static void moe_job(const struct fwd *f, unsigned int l, size_t m,
 
 	*p = (struct shxd_pjob){
 		.op = SYSHAX_OP_MOE, .ws = f->ws, .m = (unsigned int)m,
-		.x = f->x, .xt = SHXK_F32, .y = f->x, .yt = SHXK_F32,
 		.layer = l, .eps = f->m->eps, .norm = y->ffn_norm,
 		/* Qwen3-MoE: softmax router, top-k renormalized. */
 		.flags = SYSHAX_MOE_NORM | SYSHAX_MOE_RESIDUAL |
