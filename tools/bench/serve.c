@@ -7,7 +7,8 @@
  * Ours: a syshax-serve this command starts (on a free port of 127.0.0.1,
  * with a private syshaxd) or --url's; N requests to /v1/completions at once,
  * each its own prompt of token ids, greedy, "stream": true, through one
- * libcurl multi handle; a token is an SSE chunk, timed as it arrives.
+ * libcurl multi handle; an SSE chunk is timed as it arrives, and the
+ * tokens are the usage chunk's count (a chunk may hold several).
  * llama.cpp: libllama in this process (tools/lib/llama_peer.h), N sequences
  * of one context; every step is one llama_decode of every generating
  * sequence's next token plus as many prompt tokens of the others as the
@@ -59,6 +60,9 @@ struct sv_req {
 	double first, last;
 	double *gaps;		/* max_tokens inter-token gaps */
 	unsigned int ntok, ngap;
+	/* completion_tokens of the server's usage chunk (0: none): a slow
+	 * reader gets several tokens in one chunk */
+	unsigned int usage;
 	int failed;
 	char line[8192];	/* an SSE line being assembled */
 	size_t len;
@@ -130,7 +134,7 @@ static void summarize(struct sv_req *rq, unsigned int n, unsigned int max,
 
 	memset(res, 0, sizeof(*res));
 	for (unsigned int i = 0; ttft && itl && i < n; i++) {
-		res->tokens += rq[i].ntok;
+		res->tokens += rq[i].usage ? rq[i].usage : rq[i].ntok;
 		wall = rq[i].last > wall ? rq[i].last : wall;
 		res->failed += rq[i].failed || !rq[i].ntok;
 		if (rq[i].ntok)
@@ -152,7 +156,7 @@ static void summarize(struct sv_req *rq, unsigned int n, unsigned int max,
 /* One SSE line: "data: {...}" with a choice is a token; errors fail. */
 static void sse_line(struct sv_req *r, const char *l, unsigned int max)
 {
-	cJSON *j, *ch;
+	cJSON *j, *ch, *u;
 
 	if (strncmp(l, "data: ", 6) || !strcmp(l + 6, "[DONE]"))
 		return;
@@ -162,6 +166,10 @@ static void sse_line(struct sv_req *r, const char *l, unsigned int max)
 		cJSON_Delete(j);
 		return;
 	}
+	u = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "usage"),
+				"completion_tokens");
+	if (cJSON_IsNumber(u) && u->valuedouble > 0)
+		r->usage = (unsigned int)u->valuedouble;
 	/* a choice is a token unless it is the closing one with no text */
 	ch = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choices"), 0);
 	if (ch && (!cJSON_IsString(cJSON_GetObjectItem(ch, "finish_reason")) ||
@@ -207,6 +215,8 @@ static char *request_body(const struct sv_conf *c, unsigned int cl)
 	cJSON_AddNumberToObject(j, "max_tokens", c->max_tokens);
 	cJSON_AddNumberToObject(j, "temperature", 0);
 	cJSON_AddBoolToObject(j, "stream", 1);
+	cJSON_AddBoolToObject(cJSON_AddObjectToObject(j, "stream_options"),
+			      "include_usage", 1);
 	s = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
 	return s;
@@ -726,8 +736,8 @@ int bench_serve_main(int argc, char **argv)
 		}
 		fflush(stdout);
 	}
-	printf("(ms; ttft from the request's start; a token of ours is an SSE "
-	       "chunk; server: /metrics' syshax_serve_step_seconds_total over "
+	printf("(ms; ttft from the request's start; ours: tokens from the usage "
+	       "chunk, gaps between SSE chunks; server: /metrics' syshax_serve_step_seconds_total over "
 	       "the run, overhead = (sample + http) / (engine + sample))\n");
 	privd_stop(&d);
 	llp_close(l);
