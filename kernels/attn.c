@@ -47,8 +47,10 @@ static void kv_rows(const struct shxk_kv_cache *kv, const int32_t *block_table,
 void shxk_attn_tile_generic(enum shxk_type t, const float *q, size_t g,
 			    float scale, const void *const *k,
 			    const void *const *v, size_t nr, size_t n,
-			    float *o, float *mx, float *l)
+			    float *o, float *mx, float *l,
+			    struct shxk_attn_next *nx)
 {
+	(void)nx;	/* attn_pass loads the lines after the call */
 	for (size_t h = 0; h < g; h++) {
 		const float *qh = q + h * n;
 		float *oh = o + h * n, s[SHXK_ATTN_TILE], top = mx[h];
@@ -86,40 +88,50 @@ void shxk_attn_tile_generic(enum shxk_type t, const float *q, size_t g,
 #define HEADS_PER_PASS 64
 
 /*
- * Loads one byte of every line of positions [p0, p0 + nr)'s rows of kv
- * heads [g0, g1] so that they arrive while the tile before is computed.
- * Demand loads, not prefetch instructions: with rows scattered over 4 KiB
- * pages and all rows of a kv head falling in a few L1 sets, prefetches
- * gained little (measured on Zen 5: 6.2 -> 9.0 GB/s per thread here).
+ * Loads one byte of each line of the next tile that an attn_tile call left
+ * (all of them for a variant that does not prefetch as it computes).
+ * Demand loads, not prefetch instructions: in a burst, prefetches gained
+ * little (measured on Zen 5: 6.2 -> 9.0 GB/s per thread here).
  */
-static void kv_touch(const struct shxk_kv_cache *kv, const int32_t *block_table,
-		     size_t p0, size_t nr, size_t g0, size_t g1)
+static void kv_touch_rest(struct shxk_attn_next *nx)
 {
-	size_t es = kv->type == SHXK_F32 ? 4 : 2;
-	size_t len = (g1 - g0 + 1) * kv->head_dim * es;
-	const void *kr[SHXK_ATTN_TILE], *vr[SHXK_ATTN_TILE];
-
-	kv_rows(kv, block_table, kv->k, p0, nr, g0, kr);
-	kv_rows(kv, block_table, kv->v, p0, nr, g0, vr);
-	for (size_t r = 0; r < nr; r++)
-		for (size_t o = 0; o < len; o += 64) {
-			(void)*((const volatile uint8_t *)kr[r] + o);
-			(void)*((const volatile uint8_t *)vr[r] + o);
+	for (; nx->left; nx->left--) {
+		(void)*((const volatile uint8_t *)nx->k[nx->r] + nx->o);
+		(void)*((const volatile uint8_t *)nx->v[nx->r] + nx->o);
+		nx->o += 64;
+		if (nx->o >= nx->len) {
+			nx->o = 0;
+			nx->r++;
 		}
+	}
+}
+
+/* rows[r] + off, r < nr: kv head g's rows from those of the pass's first. */
+static void rows_at(const void *const *rows, size_t nr, size_t off,
+		    const void **out)
+{
+	for (size_t r = 0; r < nr; r++)
+		out[r] = (const uint8_t *)rows[r] + off;
 }
 
 /*
  * Heads [hs, hs + HEADS_PER_PASS at most) in one pass over the context:
  * the KV rows of a tile are read once for all their heads, the heads of
- * a GQA group in one attn_tile call.
+ * a GQA group in one attn_tile call. A tile's row addresses are found
+ * once, for the pass's first kv head, before the tile ahead of it runs
+ * (which prefetches its lines).
  */
 static void attn_pass(const struct shxk_kv_cache *kv, const int32_t *block_table,
 		      const float *q, float scale, size_t c0, size_t c1,
 		      float *out, float *ml, size_t group, size_t hs, size_t he)
 {
 	const struct shxk_ops *ops = shxk_ops_current();
-	size_t hd = kv->head_dim;
+	size_t hd = kv->head_dim, g0 = hs / group;
+	size_t rowb = hd * (kv->type == SHXK_F32 ? 4 : 2);
+	size_t ng = (he - 1) / group - g0 + 1, len = ng * rowb;
+	const void *kt[2][SHXK_ATTN_TILE], *vt[2][SHXK_ATTN_TILE];
 	float mx[HEADS_PER_PASS], l[HEADS_PER_PASS];
+	int cur = 0;
 
 	for (size_t h = hs; h < he; h++) {
 		mx[h - hs] = -INFINITY;
@@ -127,23 +139,36 @@ static void attn_pass(const struct shxk_kv_cache *kv, const int32_t *block_table
 		for (size_t e = 0; e < hd; e++)
 			out[h * hd + e] = 0.0f;
 	}
-	for (size_t c = c0; c < c1; c += SHXK_ATTN_TILE) {
+	if (c0 < c1) {
+		size_t nr = c1 - c0 < SHXK_ATTN_TILE ? c1 - c0 : SHXK_ATTN_TILE;
+
+		kv_rows(kv, block_table, kv->k, c0, nr, g0, kt[0]);
+		kv_rows(kv, block_table, kv->v, c0, nr, g0, vt[0]);
+	}
+	for (size_t c = c0; c < c1; c += SHXK_ATTN_TILE, cur ^= 1) {
 		size_t nr = c1 - c < SHXK_ATTN_TILE ? c1 - c : SHXK_ATTN_TILE;
 		size_t nn = c1 - c - nr < SHXK_ATTN_TILE ? c1 - c - nr : SHXK_ATTN_TILE;
 
-		/* The hardware prefetcher does not follow block tables. */
-		kv_touch(kv, block_table, c + nr, nn, hs / group, (he - 1) / group);
+		/* The next tile's lines, an even share to each kv head's call. */
+		struct shxk_attn_next nx = { .k = kt[cur ^ 1], .v = vt[cur ^ 1],
+					     .len = len };
+		size_t steps = nn * ((len + 63) / 64);
+
+		kv_rows(kv, block_table, kv->k, c + nr, nn, g0, kt[cur ^ 1]);
+		kv_rows(kv, block_table, kv->v, c + nr, nn, g0, vt[cur ^ 1]);
 		/* Each kv head's rows once for all its heads in [hs, he). */
 		for (size_t h = hs; h < he;) {
 			size_t g = h / group, h1 = (g + 1) * group < he ?
 				(g + 1) * group : he;
 			const void *kr[SHXK_ATTN_TILE], *vr[SHXK_ATTN_TILE];
 
-			kv_rows(kv, block_table, kv->k, c, nr, g, kr);
-			kv_rows(kv, block_table, kv->v, c, nr, g, vr);
+			rows_at(kt[cur], nr, (g - g0) * rowb, kr);
+			rows_at(vt[cur], nr, (g - g0) * rowb, vr);
+			nx.left = steps * (g - g0 + 1) / ng - steps * (g - g0) / ng;
 			ops->attn_tile(kv->type, q + h * hd, h1 - h, scale, kr, vr,
 				       nr, hd, out + h * hd, mx + (h - hs),
-				       l + (h - hs));
+				       l + (h - hs), &nx);
+			kv_touch_rest(&nx);
 			h = h1;
 		}
 	}

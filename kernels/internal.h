@@ -67,10 +67,39 @@ typedef void (*shxk_gemm_fn)(const struct shxk_gemm_args *a);
  * * scale; the running max mx[h] and exp-sum l[h] are updated and o[h]
  * rescaled to the new max before the tile's weighted V rows are added.
  */
+struct shxk_attn_next;
 typedef void (*shxk_attn_tile_fn)(enum shxk_type t, const float *q, size_t g,
 				  float scale, const void *const *k,
 				  const void *const *v, size_t nr, size_t n,
-				  float *o, float *mx, float *l);
+				  float *o, float *mx, float *l,
+				  struct shxk_attn_next *nx);
+
+/*
+ * The next tile's K and V lines that an attn_tile call prefetches, a step
+ * at a time, while it computes: k[r] + o and v[r] + o for o < len, from
+ * the cursor (r, o) on, left steps. The hardware prefetcher does not
+ * follow block tables; a burst of loads before each tile stalled the core
+ * on them instead of overlapping them with the compute. What a call
+ * leaves is loaded after it (kernels/attn.c).
+ */
+struct shxk_attn_next {
+	const void *const *k, *const *v;
+	size_t len, r, o, left;
+};
+
+static inline void shxk_attn_next_step(struct shxk_attn_next *nx)
+{
+	if (!nx->left)
+		return;
+	__builtin_prefetch((const char *)nx->k[nx->r] + nx->o);
+	__builtin_prefetch((const char *)nx->v[nx->r] + nx->o);
+	nx->left--;
+	nx->o += 64;
+	if (nx->o >= nx->len) {
+		nx->o = 0;
+		nx->r++;
+	}
+}
 typedef void (*shxk_row_fn)(const float *x, void *y, size_t k);
 /* Quantizes nb blocks of x into an activation row's qs, d and s. */
 typedef void (*shxk_act_fn)(const float *x, int8_t *qs, float *d,
@@ -163,7 +192,8 @@ void shxk_act_q8_generic(const float *x, int8_t *qs, float *d, int32_t *s,
 void shxk_attn_tile_generic(enum shxk_type t, const float *q, size_t g,
 			    float scale, const void *const *k,
 			    const void *const *v, size_t nr, size_t n,
-			    float *o, float *mx, float *l);
+			    float *o, float *mx, float *l,
+			    struct shxk_attn_next *nx);
 
 void shxk_swiglu_generic(const float *g, const float *u, float *y, size_t n);
 void shxk_widen_generic(enum shxk_type t, const void *x, float *y, size_t n);

@@ -626,6 +626,10 @@ static void t_attn(void)
 	t_attn_case(SHXK_F32, 100, 4, 8, 4, 20);	/* > 64 heads: two passes */
 	/* The measured shape: GQA 4, tiles of 16 with a tail, split-K. */
 	t_attn_case(SHXK_F16, 32, 8, 128, 16, 1000);
+	/* Groups of 8, 7 and 5 (Qwen3-30B-A3B, Qwen2.5-7B, R1-Qwen-32B). */
+	t_attn_case(SHXK_F16, 32, 4, 128, 16, 300);
+	t_attn_case(SHXK_BF16, 28, 4, 128, 16, 77);
+	t_attn_case(SHXK_F32, 40, 8, 128, 16, 45);
 	/* Group 3 (partial head pass), odd blocks, head_dim tail of 8. */
 	t_attn_case(SHXK_F16, 6, 2, 72, 5, 37);
 	/* head_dim 20: not whole vectors (masked or generic tail). */

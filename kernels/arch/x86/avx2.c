@@ -326,7 +326,8 @@ INLINE __m256 hsum8x256(const __m256 *v, const int nv)
 /* Scores of gh heads for K rows k[r, r + w): w x gh chains, q read once. */
 INLINE void attn_scores(enum shxk_type t, const int gh, const int w,
 			const float *q, float scale, const void *const *k,
-			size_t n, float p[][SHXK_ATTN_TILE], size_t r)
+			size_t n, float p[][SHXK_ATTN_TILE], size_t r,
+			struct shxk_attn_next *nx)
 {
 	__m256 acc[8];
 	float s[8];
@@ -337,6 +338,7 @@ INLINE void attn_scores(enum shxk_type t, const int gh, const int w,
 	for (size_t e = 0; e < n; e += 8) {
 		__m256 qv[AT_HEADS];
 
+		shxk_attn_next_step(nx);
 		UNROLL
 		for (int h = 0; h < gh; h++)
 			qv[h] = _mm256_loadu_ps(q + h * n + e);
@@ -362,7 +364,7 @@ INLINE void attn_scores(enum shxk_type t, const int gh, const int w,
 INLINE void attn_values(enum shxk_type t, const int gh, const int w,
 			const void *const *v, size_t nr, size_t n,
 			float p[][SHXK_ATTN_TILE], const __m256 *corr,
-			float *o, size_t e)
+			float *o, size_t e, struct shxk_attn_next *nx)
 {
 	__m256 acc[8][AT_HEADS];
 
@@ -375,6 +377,7 @@ INLINE void attn_values(enum shxk_type t, const int gh, const int w,
 	for (size_t r = 0; r < nr; r++) {
 		__m256 pv[AT_HEADS];
 
+		shxk_attn_next_step(nx);
 		UNROLL
 		for (int h = 0; h < gh; h++)
 			pv[h] = _mm256_set1_ps(p[h][r]);
@@ -400,7 +403,8 @@ INLINE void attn_values(enum shxk_type t, const int gh, const int w,
  */
 INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 		       float scale, const void *const *k, const void *const *v,
-		       size_t nr, size_t n, float *o, float *mx, float *l)
+		       size_t nr, size_t n, float *o, float *mx, float *l,
+		       struct shxk_attn_next *nx)
 {
 	const int w = AT_WIDE(gh);
 	float p[AT_HEADS][SHXK_ATTN_TILE];
@@ -408,9 +412,9 @@ INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 	size_t r = 0, e = 0;
 
 	for (; r + w <= nr; r += w)
-		attn_scores(t, gh, w, q, scale, k, n, p, r);
+		attn_scores(t, gh, w, q, scale, k, n, p, r, nx);
 	for (; r < nr; r++)
-		attn_scores(t, gh, 1, q, scale, k, n, p, r);
+		attn_scores(t, gh, 1, q, scale, k, n, p, r, nx);
 	UNROLL
 	for (int h = 0; h < gh; h++) {
 		__m256 s0, s1;
@@ -436,27 +440,28 @@ INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 		corr[h] = _mm256_set1_ps(c);
 	}
 	for (; e + 8 * (size_t)w <= n; e += 8 * (size_t)w)
-		attn_values(t, gh, w, v, nr, n, p, corr, o, e);
+		attn_values(t, gh, w, v, nr, n, p, corr, o, e, nx);
 	for (; e < n; e += 8)
-		attn_values(t, gh, 1, v, nr, n, p, corr, o, e);
+		attn_values(t, gh, 1, v, nr, n, p, corr, o, e, nx);
 }
 
 /* One instance per head count: constant head loops keep acc[] in ymm. */
 #define ATTN_HEADS(T) do {						\
 	switch (gh) {							\
-	case 1: attn_heads(T, 1, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
-	case 2: attn_heads(T, 2, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
-	case 3: attn_heads(T, 3, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
-	default: attn_heads(T, 4, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
+	case 1: attn_heads(T, 1, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
+	case 2: attn_heads(T, 2, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
+	case 3: attn_heads(T, 3, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
+	default: attn_heads(T, 4, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
 	}								\
 } while (0)
 
 static void attn_tile(enum shxk_type t, const float *q, size_t g, float scale,
 		      const void *const *k, const void *const *v, size_t nr,
-		      size_t n, float *o, float *mx, float *l)
+		      size_t n, float *o, float *mx, float *l,
+		      struct shxk_attn_next *nx)
 {
 	if (n % 8) {
-		shxk_attn_tile_generic(t, q, g, scale, k, v, nr, n, o, mx, l);
+		shxk_attn_tile_generic(t, q, g, scale, k, v, nr, n, o, mx, l, nx);
 		return;
 	}
 	/* The group in passes of even size (5 heads: 3 + 2, not 4 + 1). */

@@ -279,20 +279,33 @@ static void swiglu(const float *g, const float *u, float *y, size_t n)
 /* ---- decode attention ---- */
 
 /* Query heads per pass over a tile's K and V rows (accumulators in zmm). */
-#define AT_HEADS 4
+#define AT_HEADS 8
+/*
+ * K rows per score group: rows x gh accumulators (at most 16) run over the
+ * whole head, so each score is one sum and the 16 of a group are reduced
+ * by one transposing tree. The old way, one 64-value span of 16 rows for 4
+ * heads at a time, kept its 64 partial sums on the stack.
+ */
+#define AT_ROWS(gh) ((gh) <= 2 ? 8 : 16 / (gh))
+/* 16-value chunks of V per pass: gh x chunks accumulators (at most 16). */
+#define AT_CHUNKS(gh) ((gh) <= 4 ? 4 : 2)
 
 /*
- * Lane r of the result = sum of v[r]'s 16 lanes, r < 16: a transposing tree
- * of 15 adds instead of 16 separate horizontal sums.
+ * Lane r of the result = sum of v[r]'s 16 lanes, r < nv (0 past nv): a
+ * transposing tree of 15 adds instead of 16 separate horizontal sums.
  */
-INLINE __m512 hsum16(const __m512 *v)
+INLINE __m512 hsum16(const __m512 *v, const int nv)
 {
-	__m512 t[8], u[4], w[2];
+	__m512 z = _mm512_setzero_ps(), t[8], u[4], w[2];
 
 	UNROLL
-	for (int i = 0; i < 8; i++)
-		t[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]),
-				     _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+	for (int i = 0; i < 8; i++) {
+		__m512 a = 2 * i < nv ? v[2 * i] : z;
+		__m512 b = 2 * i + 1 < nv ? v[2 * i + 1] : z;
+
+		t[i] = _mm512_add_ps(_mm512_unpacklo_ps(a, b),
+				     _mm512_unpackhi_ps(a, b));
+	}
 	UNROLL
 	for (int i = 0; i < 4; i++) {
 		__m512d a = _mm512_castps_pd(t[2 * i]), b = _mm512_castps_pd(t[2 * i + 1]);
@@ -307,9 +320,6 @@ INLINE __m512 hsum16(const __m512 *v)
 			     _mm512_shuffle_f32x4(w[0], w[1], 0xdd));
 }
 
-/* Values per pass over a row: q or the output of 4 heads x 4 vectors in zmm. */
-#define AT_SPAN 64
-
 /* Mask of the 16 values from e of a row of n (0 past the end). */
 INLINE __mmask16 at_mask(size_t n, size_t e)
 {
@@ -319,120 +329,156 @@ INLINE __mmask16 at_mask(size_t n, size_t e)
 }
 
 /*
- * gh <= AT_HEADS heads of one kv head, AT_SPAN values of the rows at a
- * time: q (scores) or the output (V) of all gh heads stays in registers
- * while the tile's rows stream past, each row widened once.
+ * Scores of gh heads for the tile's rows [r, r + RG) into lanes r.. of
+ * s[h]; rows past nr read row 0 (their lanes are masked off later).
+ */
+INLINE void at_scores(enum shxk_type t, const int gh, const int RG,
+		      const float *q, const void *const *k, size_t nr,
+		      size_t n, size_t r, __m512 *s, struct shxk_attn_next *nx)
+{
+	const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+					       10, 11, 12, 13, 14, 15);
+	const uint8_t *kr[8];
+	__m512 acc[16], hs;
+	__mmask16 lanes = (__mmask16)(((1u << RG) - 1) << r);
+
+	UNROLL
+	for (int j = 0; j < RG; j++)
+		kr[j] = k[r + j < nr ? r + j : 0];
+	UNROLL
+	for (int i = 0; i < RG * gh; i++)
+		acc[i] = _mm512_setzero_ps();
+	for (size_t e = 0; e < n; e += 16) {
+		__mmask16 m = at_mask(n, e);
+		__m512 qv[AT_HEADS];
+
+		shxk_attn_next_step(nx);
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			qv[h] = _mm512_maskz_loadu_ps(m, q + h * n + e);
+		UNROLL
+		for (int j = 0; j < RG; j++) {
+			__m512 kx = load_w(t, kr[j], e, m);
+
+			UNROLL
+			for (int h = 0; h < gh; h++)
+				acc[j * gh + h] = _mm512_fmadd_ps(kx, qv[h], acc[j * gh + h]);
+		}
+	}
+	/* Lane j * gh + h of hs: row r + j, head h; to lane r + j of s[h]. */
+	hs = hsum16(acc, RG * gh);
+	UNROLL
+	for (int h = 0; h < gh; h++) {
+		__m512i idx = _mm512_add_epi32(_mm512_mullo_epi32(iota,
+					_mm512_set1_epi32(gh)),
+					_mm512_set1_epi32(h - (int)r * gh));
+
+		s[h] = _mm512_mask_permutexvar_ps(s[h], lanes, idx, hs);
+	}
+}
+
+/* o[h][e0, e0 + 16 CV) = o * corr + sum over rows of p[h][r] v[r]. */
+INLINE void at_values(enum shxk_type t, const int gh, const int CV,
+		      const void *const *v, size_t nr, size_t n,
+		      float p[][SHXK_ATTN_TILE], const __m512 *corr, float *o,
+		      size_t e0, struct shxk_attn_next *nx)
+{
+	__mmask16 m[4];
+	__m512 acc[AT_HEADS][4];
+
+	UNROLL
+	for (int c = 0; c < CV; c++)
+		m[c] = at_mask(n, e0 + 16 * c);
+	UNROLL
+	for (int h = 0; h < gh; h++)
+		UNROLL
+		for (int c = 0; c < CV; c++)
+			acc[h][c] = _mm512_mul_ps(_mm512_maskz_loadu_ps(m[c],
+						o + h * n + e0 + 16 * c), corr[h]);
+	for (size_t r = 0; r < nr; r++) {
+		__m512 vx[4];
+
+		shxk_attn_next_step(nx);
+		UNROLL
+		for (int c = 0; c < CV; c++)
+			vx[c] = load_w(t, v[r], e0 + 16 * c, m[c]);
+		UNROLL
+		for (int h = 0; h < gh; h++) {
+			__m512 pb = _mm512_set1_ps(p[h][r]);
+
+			UNROLL
+			for (int c = 0; c < CV; c++)
+				acc[h][c] = _mm512_fmadd_ps(pb, vx[c], acc[h][c]);
+		}
+	}
+	UNROLL
+	for (int h = 0; h < gh; h++)
+		UNROLL
+		for (int c = 0; c < CV; c++)
+			_mm512_mask_storeu_ps(o + h * n + e0 + 16 * c, m[c], acc[h][c]);
+}
+
+/*
+ * gh <= AT_HEADS heads of one kv head: each K and V row is widened once
+ * for all of them, the scores stay in zmm (lane = row) through the
+ * softmax step.
  */
 INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 		       float scale, const void *const *k, const void *const *v,
-		       size_t nr, size_t n, float *o, float *mx, float *l)
+		       size_t nr, size_t n, float *o, float *mx, float *l,
+		       struct shxk_attn_next *nx)
 {
+	const int RG = AT_ROWS(gh), CV = AT_CHUNKS(gh);
 	__mmask16 rm = (__mmask16)((1u << nr) - 1);
-	__m512 part[AT_HEADS][SHXK_ATTN_TILE], corr[AT_HEADS];
+	__m512 s[AT_HEADS], corr[AT_HEADS];
 	float p[AT_HEADS][SHXK_ATTN_TILE];
 
-	for (size_t e0 = 0; e0 < n; e0 += AT_SPAN) {
-		__mmask16 m[4];
-		__m512 qx[AT_HEADS][4];
-
-		UNROLL
-		for (int c = 0; c < 4; c++)
-			m[c] = at_mask(n, e0 + 16 * c);
-		UNROLL
-		for (int h = 0; h < gh; h++)
-			UNROLL
-			for (int c = 0; c < 4; c++)
-				qx[h][c] = _mm512_maskz_loadu_ps(m[c], q + h * n + e0 + 16 * c);
-		for (size_t r = 0; r < nr; r++) {
-			__m512 kx[4];
-
-			UNROLL
-			for (int c = 0; c < 4; c++)
-				kx[c] = load_w(t, k[r], e0 + 16 * c, m[c]);
-			UNROLL
-			for (int h = 0; h < gh; h++) {
-				__m512 acc = _mm512_mul_ps(kx[0], qx[h][0]);
-
-				UNROLL
-				for (int c = 1; c < 4; c++)
-					acc = _mm512_fmadd_ps(kx[c], qx[h][c], acc);
-				part[h][r] = e0 ? _mm512_add_ps(part[h][r], acc) : acc;
-			}
-		}
-	}
-	/* Rows past nr: zeros, so the tree adds nothing undefined. */
-	for (size_t r = nr; r < SHXK_ATTN_TILE; r++) {
-		UNROLL
-		for (int h = 0; h < gh; h++)
-			part[h][r] = _mm512_setzero_ps();
-	}
+	UNROLL
+	for (int h = 0; h < gh; h++)
+		s[h] = _mm512_setzero_ps();
+	for (size_t r = 0; r < nr; r += RG)
+		at_scores(t, gh, RG, q, k, nr, n, r, s, nx);
 	UNROLL
 	for (int h = 0; h < gh; h++) {
-		__m512 s = _mm512_mul_ps(hsum16(part[h]), _mm512_set1_ps(scale));
-		float top = fmaxf(mx[h], _mm512_mask_reduce_max_ps(rm, s)), c = 1.0f;
+		__m512 x = _mm512_mul_ps(s[h], _mm512_set1_ps(scale));
+		float top = fmaxf(mx[h], _mm512_mask_reduce_max_ps(rm, x)), c = 1.0f;
 
 		/* New max: rescale what was summed under the old one. */
 		if (top > mx[h]) {
 			c = expf(mx[h] - top);
 			mx[h] = top;
 		}
-		s = _mm512_maskz_mov_ps(rm, exp512(_mm512_sub_ps(s, _mm512_set1_ps(top))));
-		l[h] = l[h] * c + _mm512_reduce_add_ps(s);
-		_mm512_storeu_ps(p[h], s);
+		x = _mm512_maskz_mov_ps(rm, exp512(_mm512_sub_ps(x, _mm512_set1_ps(top))));
+		l[h] = l[h] * c + _mm512_reduce_add_ps(x);
+		_mm512_storeu_ps(p[h], x);
 		corr[h] = _mm512_set1_ps(c);
 	}
-	for (size_t e0 = 0; e0 < n; e0 += AT_SPAN) {
-		__mmask16 m[4];
-		__m512 acc[AT_HEADS][4];
-
-		UNROLL
-		for (int c = 0; c < 4; c++)
-			m[c] = at_mask(n, e0 + 16 * c);
-		UNROLL
-		for (int h = 0; h < gh; h++)
-			UNROLL
-			for (int c = 0; c < 4; c++)
-				acc[h][c] = _mm512_mul_ps(_mm512_maskz_loadu_ps(m[c], o + h * n + e0 + 16 * c),
-							  corr[h]);
-		for (size_t r = 0; r < nr; r++) {
-			__m512 vx[4];
-
-			UNROLL
-			for (int c = 0; c < 4; c++)
-				vx[c] = load_w(t, v[r], e0 + 16 * c, m[c]);
-			UNROLL
-			for (int h = 0; h < gh; h++) {
-				__m512 pb = _mm512_set1_ps(p[h][r]);
-
-				UNROLL
-				for (int c = 0; c < 4; c++)
-					acc[h][c] = _mm512_fmadd_ps(pb, vx[c], acc[h][c]);
-			}
-		}
-		UNROLL
-		for (int h = 0; h < gh; h++)
-			UNROLL
-			for (int c = 0; c < 4; c++)
-				_mm512_mask_storeu_ps(o + h * n + e0 + 16 * c, m[c], acc[h][c]);
-	}
+	for (size_t e0 = 0; e0 < n; e0 += 16 * (size_t)CV)
+		at_values(t, gh, CV, v, nr, n, p, corr, o, e0, nx);
 }
 
 /* One instance per head count: constant head loops keep acc[] in zmm. */
 #define ATTN_HEADS(T) do {						\
 	switch (gh) {							\
-	case 1: attn_heads(T, 1, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
-	case 2: attn_heads(T, 2, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
-	case 3: attn_heads(T, 3, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
-	default: attn_heads(T, 4, qh, scale, k, v, nr, n, oh, mx + h, l + h); break; \
+	case 1: attn_heads(T, 1, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
+	case 2: attn_heads(T, 2, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
+	case 3: attn_heads(T, 3, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
+	case 4: attn_heads(T, 4, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
+	case 5: attn_heads(T, 5, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
+	case 6: attn_heads(T, 6, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
+	case 7: attn_heads(T, 7, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
+	default: attn_heads(T, 8, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
 	}								\
 } while (0)
 
 static void attn_tile(enum shxk_type t, const float *q, size_t g, float scale,
 		      const void *const *k, const void *const *v, size_t nr,
-		      size_t n, float *o, float *mx, float *l)
+		      size_t n, float *o, float *mx, float *l,
+		      struct shxk_attn_next *nx)
 {
-	for (size_t h = 0; h < g; h += AT_HEADS) {
-		size_t gh = g - h < AT_HEADS ? g - h : AT_HEADS;
+	/* The group in passes of even size (10 heads: 5 + 5, not 8 + 2). */
+	for (size_t h = 0, left = (g + AT_HEADS - 1) / AT_HEADS; h < g; left--) {
+		size_t gh = (g - h + left - 1) / left;
 		const float *qh = q + h * n;
 		float *oh = o + h * n;
 
@@ -442,6 +488,7 @@ static void attn_tile(enum shxk_type t, const float *q, size_t g, float scale,
 			ATTN_HEADS(SHXK_BF16);
 		else
 			ATTN_HEADS(SHXK_F32);
+		h += gh;
 	}
 }
 
