@@ -65,7 +65,8 @@ typedef void (*shxk_gemm_fn)(const struct shxk_gemm_args *a);
  * head: q and o are g rows of n floats, k[r] and v[r] the K and V rows
  * (type t, n values) of nr <= SHXK_ATTN_TILE positions. Scores are q . k
  * * scale; the running max mx[h] and exp-sum l[h] are updated and o[h]
- * rescaled to the new max before the tile's weighted V rows are added.
+ * rescaled to the new max before the tile's weighted V rows are added;
+ * meanwhile the call may prefetch the lines nx holds (below).
  */
 struct shxk_attn_next;
 typedef void (*shxk_attn_tile_fn)(enum shxk_type t, const float *q, size_t g,
