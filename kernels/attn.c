@@ -95,14 +95,10 @@ void shxk_attn_tile_generic(enum shxk_type t, const float *q, size_t g,
  */
 static void kv_touch_rest(struct shxk_attn_next *nx)
 {
-	for (; nx->left; nx->left--) {
+	while (nx->left) {
 		(void)*((const volatile uint8_t *)nx->k[nx->r] + nx->o);
 		(void)*((const volatile uint8_t *)nx->v[nx->r] + nx->o);
-		nx->o += 64;
-		if (nx->o >= nx->len) {
-			nx->o = 0;
-			nx->r++;
-		}
+		shxk_attn_next_advance(nx);
 	}
 }
 

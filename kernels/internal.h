@@ -88,18 +88,24 @@ struct shxk_attn_next {
 	size_t len, r, o, left;
 };
 
-static inline void shxk_attn_next_step(struct shxk_attn_next *nx)
+/* Past the cursor's line, one step fewer left. */
+static inline void shxk_attn_next_advance(struct shxk_attn_next *nx)
 {
-	if (!nx->left)
-		return;
-	__builtin_prefetch((const char *)nx->k[nx->r] + nx->o);
-	__builtin_prefetch((const char *)nx->v[nx->r] + nx->o);
 	nx->left--;
 	nx->o += 64;
 	if (nx->o >= nx->len) {
 		nx->o = 0;
 		nx->r++;
 	}
+}
+
+static inline void shxk_attn_next_step(struct shxk_attn_next *nx)
+{
+	if (!nx->left)
+		return;
+	__builtin_prefetch((const char *)nx->k[nx->r] + nx->o);
+	__builtin_prefetch((const char *)nx->v[nx->r] + nx->o);
+	shxk_attn_next_advance(nx);
 }
 typedef void (*shxk_row_fn)(const float *x, void *y, size_t k);
 /* Quantizes nb blocks of x into an activation row's qs, d and s. */
