@@ -447,6 +447,54 @@ static void t_swiglu_range(void)
 	CU_ASSERT_EQUAL(bad, 0);
 }
 
+/*
+ * The variant's f16 and bf16 rows equal the generic ones bit for bit:
+ * every exponent with the rounding ties and their neighbours, runs of
+ * consecutive bit patterns across the whole range (NaN, infinities,
+ * subnormals included), row lengths with tails.
+ */
+static void t_quant_half(void)
+{
+	enum { N = 4099 };
+	static const uint32_t low[] = { 0x0, 0x1, 0xfff, 0x1000, 0x1001,
+					0x2fff, 0x3000, 0x3001, 0x7fff, 0x8000,
+					0x8001, 0x18000, 0x7fffff, 0x400000 };
+	static const enum shxk_type types[] = { SHXK_F16, SHXK_BF16 };
+	static uint32_t u[N];
+	static uint16_t got[N], want[N];
+	int bad = 0;
+
+	for (int chunk = 0; chunk < 1100; chunk++) {
+		size_t n = 0;
+
+		if (chunk < 4) {
+			/* Every exponent and sign with the tie patterns. */
+			for (uint32_t e = (uint32_t)chunk * 128;
+			     e < (uint32_t)(chunk + 1) * 128; e++)
+				for (size_t j = 0; j < sizeof(low) / sizeof(low[0]) &&
+				     n < N; j++)
+					u[n++] = (e << 23) ^ low[j];
+		} else {
+			uint32_t base = (uint32_t)chunk * 3904057u + t_rand() % 4096;
+
+			for (; n < N; n++)
+				u[n] = base + (uint32_t)n;
+		}
+		for (size_t t = 0; t < 2; t++) {
+			size_t k = n - chunk % 16;	/* tails of 0..15 */
+
+			CU_ASSERT_EQUAL(shxk_quantize(types[t], (const float *)u,
+						      got, k, 0, 1), 0);
+			if (types[t] == SHXK_F16)
+				shxk_quant_f16_generic((const float *)u, want, k);
+			else
+				shxk_quant_bf16_generic((const float *)u, want, k);
+			bad += memcmp(got, want, k * sizeof(got[0])) != 0;
+		}
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+}
+
 static void t_rmsnorm(void)
 {
 	enum { R = 4, K = 333 };
@@ -732,6 +780,7 @@ static const struct t_test g_tests[] = {
 	{ "weights_row", t_weights_row },
 	{ "swiglu", t_swiglu },
 	{ "swiglu_range", t_swiglu_range },
+	{ "quant_half", t_quant_half },
 	{ "rmsnorm", t_rmsnorm },
 	{ "moe_group", t_moe_group },
 	{ "moe_combine", t_moe_combine },

@@ -291,6 +291,55 @@ static void swiglu(const float *g, const float *u, float *y, size_t n)
 	shxk_swiglu_generic(g + n8, u + n8, y + n8, n - n8);
 }
 
+/* ---- f16 / bf16 rows: bit-exact with shxk_quant_f16/bf16_generic ---- */
+
+/* As avx512.c's: F16C's round to nearest even, NaN the generic one. */
+static void quant_f16(const float *x, void *y, size_t k)
+{
+	uint16_t *h = y;
+	size_t i = 0;
+
+	for (; i + 8 <= k; i += 8) {
+		__m256 v = _mm256_loadu_ps(x + i);
+		__m128i r = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT |
+					       _MM_FROUND_NO_EXC);
+		__m256i n32 = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+		__m128i nan = _mm_packs_epi32(_mm256_castsi256_si128(n32),
+					      _mm256_extracti128_si256(n32, 1));
+		__m128i qnan = _mm_or_si128(_mm_and_si128(r,
+				_mm_set1_epi16((short)0x8000)), _mm_set1_epi16(0x7e00));
+
+		_mm_storeu_si128((__m128i *)(h + i), _mm_blendv_epi8(r, qnan, nan));
+	}
+	shxk_quant_f16_generic(x + i, h + i, k - i);
+}
+
+static void quant_bf16(const float *x, void *y, size_t k)
+{
+	uint16_t *h = y;
+	size_t i = 0;
+
+	for (; i + 8 <= k; i += 8) {
+		__m256i u = _mm256_loadu_si256((const __m256i *)(x + i));
+		__m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16),
+					       _mm256_set1_epi32(1));
+		__m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u,
+				_mm256_set1_epi32(0x7fff)), odd), 16);
+		/* Signed compare: |u| and 0x7f800000 are both non-negative. */
+		__m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u,
+				_mm256_set1_epi32(0x7fffffff)),
+				_mm256_set1_epi32(0x7f800000));
+		__m256i qn = _mm256_or_si256(_mm256_srli_epi32(u, 16),
+					     _mm256_set1_epi32(64));
+
+		r = _mm256_blendv_epi8(r, qn, nan);
+		/* 16-bit halves to 8 values in order (packus within lanes). */
+		r = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+		_mm_storeu_si128((__m128i *)(h + i), _mm256_castsi256_si128(r));
+	}
+	shxk_quant_bf16_generic(x + i, h + i, k - i);
+}
+
 /* ---- decode attention ---- */
 
 /* Query heads per pass over a tile's K and V rows. */
@@ -752,8 +801,8 @@ static void gemm_x8_q4_0(const struct shxk_gemm_args *a)
 const struct shxk_ops shxk_ops_avx2 = {
 	.name = "avx2",
 	.quant = {
-		[SHXK_F16] = shxk_quant_f16_generic,
-		[SHXK_BF16] = shxk_quant_bf16_generic,
+		[SHXK_F16] = quant_f16,
+		[SHXK_BF16] = quant_bf16,
 		[SHXK_Q8_0] = shxk_quant_q8_0_generic,
 		[SHXK_Q4_0] = shxk_quant_q4_0_generic,
 	},
