@@ -7,7 +7,9 @@
  * what a broken or hostile caller would.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,6 +376,7 @@ struct reuse_engine {
 	const struct t_broker *tb;
 	volatile int attached, stop;
 	unsigned long jobs, hits, stale, bad;
+	unsigned long fresh, absent;	/* new mappings; their pages unmapped */
 	uint32_t most_kept, kept_at_end;
 };
 
@@ -404,6 +407,43 @@ static uint32_t kept(struct syshax *sh, uint64_t id, int *hit)
 	n = ms->by_id.nr;
 	pthread_mutex_unlock(&ms->lock);
 	return n;
+}
+
+/* Whether this kernel fills page tables on MADV_POPULATE_WRITE. */
+static bool populate_works(void)
+{
+#ifdef MADV_POPULATE_WRITE
+	size_t n = (size_t)sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	bool ok = p != MAP_FAILED && !madvise(p, n, MADV_POPULATE_WRITE);
+
+	if (p != MAP_FAILED)
+		munmap(p, n);
+	if (!ok)
+		printf("(this kernel lacks MADV_POPULATE_WRITE: not checked) ");
+	return ok;
+#else
+	printf("(no MADV_POPULATE_WRITE in these headers: not checked) ");
+	return false;
+#endif
+}
+
+/* Pages of [addr, addr + size) without a page table entry (pagemap's
+ * present bit): a kept mapping's are filled when it is made. */
+static unsigned long absent_pages(const void *addr, uint64_t size)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), e;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	unsigned long absent = 0;
+
+	for (uint64_t o = 0; o < size; o += pg)
+		absent += fd < 0 || pread(fd, &e, sizeof(e),
+				(off_t)(((uintptr_t)addr + o) / pg * sizeof(e))) !=
+			  (ssize_t)sizeof(e) || !(e >> 63);
+	if (fd >= 0)
+		close(fd);
+	return absent;
 }
 
 /* COPY jobs through syshax_engine_map()/unmap(); a source that holds the
@@ -447,6 +487,11 @@ static void *reuse_engine_main(void *arg)
 				if (syshax_engine_map(sh, j->refs[r].buf, &a[r],
 						      &z[r]))
 					cpl[i].status = -EIO;
+				else if (!hit && kept(sh, j->refs[r].buf, &hit) &&
+					 hit) {
+					e->fresh++;
+					e->absent += absent_pages(a[r], z[r]);
+				}
 			}
 			if (!cpl[i].status) {
 				const unsigned char *src = a[0];
@@ -576,6 +621,13 @@ static void t_reuse(void)
 	CU_ASSERT_EQUAL(e.jobs, rounds);
 	/* Each client's destination stays mapped from its second round. */
 	CU_ASSERT(e.hits >= REUSE_CLIENTS * (REUSE_ROUNDS - 1));
+	/* Every new kept mapping came with its page tables filled (on
+	 * kernels with MADV_POPULATE_WRITE, 5.14 on). */
+	printf("%lu new mappings, %lu pages of them absent ", e.fresh,
+	       e.absent);
+	CU_ASSERT(e.fresh >= rounds);
+	if (populate_works())
+		CU_ASSERT_EQUAL(e.absent, 0);
 	CU_ASSERT_EQUAL(e.kept_at_end, 0);
 	CU_ASSERT_EQUAL(syshax_stats(sh, &st), 0);
 	CU_ASSERT_EQUAL(st.pinned_bytes, 0);
