@@ -131,13 +131,15 @@ static int check_ffn(const struct shxd_xjob *xj, struct shxd_pjob *p)
 static int check_experts(struct shxd_pjob *p, unsigned int nexp,
 			 size_t *hidden)
 {
+	struct shxd_experts ge, ue, de;
+
+	shxd_wset_experts_of(p->ws, p->layer, "gate", &ge);
+	shxd_wset_experts_of(p->ws, p->layer, "up", &ue);
+	shxd_wset_experts_of(p->ws, p->layer, "down", &de);
 	for (unsigned int e = 0; e < nexp; e++) {
-		const struct shxd_mat *g = shxd_wset_expert(p->ws, p->layer,
-							    "gate", e);
-		const struct shxd_mat *u = shxd_wset_expert(p->ws, p->layer,
-							    "up", e);
-		const struct shxd_mat *d = shxd_wset_expert(p->ws, p->layer,
-							    "down", e);
+		const struct shxd_mat *g = shxd_experts_get(&ge, e);
+		const struct shxd_mat *u = shxd_experts_get(&ue, e);
+		const struct shxd_mat *d = shxd_experts_get(&de, e);
 		int ret = ffn_dims(g, u, d);
 
 		if (ret)

@@ -145,16 +145,20 @@ static void group(struct shxd_moe *t, const struct shxd_pjob *p,
 {
 	size_t k = p->topk, rows = m * k;
 	struct shxd_lin el = { .cpu = t->cpu, .k = t->hid, .segs = t->segs };
+	struct shxd_experts g, u, d;
 	int ret = shxk_moe_group(t->ids, m, k, p->nexp, t->off, t->order,
 				 t->pos);
 
+	shxd_wset_experts_of(p->ws, p->layer, "gate", &g);
+	shxd_wset_experts_of(p->ws, p->layer, "up", &u);
+	shxd_wset_experts_of(p->ws, p->layer, "down", &d);
 	for (unsigned int e = 0; !ret && e < p->nexp; e++) {
 		if (t->off[e + 1] == t->off[e])
 			continue;
 		t->segs[el.nseg++] = (struct shxd_seg){
-			.g = shxd_wset_expert(p->ws, p->layer, "gate", e),
-			.u = shxd_wset_expert(p->ws, p->layer, "up", e),
-			.d = shxd_wset_expert(p->ws, p->layer, "down", e),
+			.g = shxd_experts_get(&g, e),
+			.u = shxd_experts_get(&u, e),
+			.d = shxd_experts_get(&d, e),
 			.in = t->hg + t->off[e] * t->hid,
 			.m = t->off[e + 1] - t->off[e], .out_row = t->off[e],
 		};

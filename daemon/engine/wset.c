@@ -412,21 +412,38 @@ int shxd_wset_vec(const struct shxd_wset *ws, const char *fmt,
 	return 0;
 }
 
+void shxd_wset_experts_of(const struct shxd_wset *ws, unsigned int layer,
+			  const char *kind, struct shxd_experts *x)
+{
+	char name[SHXD_TNAME_MAX];
+
+	snprintf(name, sizeof(name), "blk.%u.ffn_%s_exps.weight", layer, kind);
+	*x = (struct shxd_experts){ .ws = ws, .layer = layer, .kind = kind,
+				    .stacked = shxd_wset_find(ws, name) };
+}
+
+const struct shxd_mat *shxd_experts_get(const struct shxd_experts *x,
+					unsigned int e)
+{
+	const struct shxd_tensor *t = x->stacked;
+	char name[SHXD_TNAME_MAX];
+
+	if (t)
+		return t->ndim == 3 && e < t->nmats ? &t->mats[e] : NULL;
+	snprintf(name, sizeof(name), "blk.%u.ffn_%s_exps.%u.weight", x->layer,
+		 x->kind, e);
+	t = shxd_wset_find(x->ws, name);
+	return t && t->nmats == 1 ? &t->mats[0] : NULL;
+}
+
 const struct shxd_mat *shxd_wset_expert(const struct shxd_wset *ws,
 					unsigned int layer, const char *kind,
 					unsigned int e)
 {
-	const struct shxd_tensor *t;
-	char name[SHXD_TNAME_MAX];
+	struct shxd_experts x;
 
-	snprintf(name, sizeof(name), "blk.%u.ffn_%s_exps.weight", layer, kind);
-	t = shxd_wset_find(ws, name);
-	if (t)
-		return t->ndim == 3 && e < t->nmats ? &t->mats[e] : NULL;
-	snprintf(name, sizeof(name), "blk.%u.ffn_%s_exps.%u.weight", layer,
-		 kind, e);
-	t = shxd_wset_find(ws, name);
-	return t && t->nmats == 1 ? &t->mats[0] : NULL;
+	shxd_wset_experts_of(ws, layer, kind, &x);
+	return shxd_experts_get(&x, e);
 }
 
 unsigned int shxd_wset_experts(const struct shxd_wset *ws, unsigned int layer)

@@ -116,6 +116,22 @@ int shxd_wset_vec(const struct shxd_wset *ws, const char *fmt,
 const struct shxd_mat *shxd_wset_expert(const struct shxd_wset *ws,
 					unsigned int layer, const char *kind,
 					unsigned int e);
+/*
+ * The same for many experts of one layer and kind: the stacked tensor is
+ * looked up once (shxd_wset_experts_of), each expert is then an index
+ * (shxd_experts_get), where a lookup by name cost a formatted name and a
+ * search per expert and kind, each layer of each step of an MoE model.
+ */
+struct shxd_experts {
+	const struct shxd_wset *ws;
+	unsigned int layer;
+	const char *kind;
+	const struct shxd_tensor *stacked;	/* NULL: one tensor an expert */
+};
+void shxd_wset_experts_of(const struct shxd_wset *ws, unsigned int layer,
+			  const char *kind, struct shxd_experts *x);
+const struct shxd_mat *shxd_experts_get(const struct shxd_experts *x,
+					unsigned int e);
 /* Experts of the layer (0 when it has none). */
 unsigned int shxd_wset_experts(const struct shxd_wset *ws, unsigned int layer);
 
