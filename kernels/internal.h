@@ -127,6 +127,9 @@ struct shxk_ops {
 
 extern const struct shxk_ops shxk_ops_generic;
 extern const struct shxk_ops shxk_ops_avx2, shxk_ops_avx512;	/* x86 */
+/* f16 / bf16 rows by F16C and AVX2, every x86 table's (avx2.c). */
+void shxk_quant_f16_avx2(const float *x, void *y, size_t k);
+void shxk_quant_bf16_avx2(const float *x, void *y, size_t k);
 extern const struct shxk_ops shxk_ops_avx512bf16;
 /* BF16 weights by vdpbf16ps (kernels/arch/x86/avx512bf16.c). */
 void shxk_gemm_bf16_avx512bf16(const struct shxk_gemm_args *a);

@@ -293,8 +293,12 @@ static void swiglu(const float *g, const float *u, float *y, size_t n)
 
 /* ---- f16 / bf16 rows: bit-exact with shxk_quant_f16/bf16_generic ---- */
 
-/* As avx512.c's: F16C's round to nearest even, NaN the generic one. */
-static void quant_f16(const float *x, void *y, size_t k)
+/*
+ * F16C's round to nearest even, as the generic code computes it; a NaN
+ * becomes the generic quiet NaN (the FPU keeps payload bits). A decode
+ * step writes each new K and V row this way, a call per value before.
+ */
+void shxk_quant_f16_avx2(const float *x, void *y, size_t k)
 {
 	uint16_t *h = y;
 	size_t i = 0;
@@ -314,7 +318,9 @@ static void quant_f16(const float *x, void *y, size_t k)
 	shxk_quant_f16_generic(x + i, h + i, k - i);
 }
 
-static void quant_bf16(const float *x, void *y, size_t k)
+/* Integer rounding to even of the dropped half; NaN: quiet, top half
+ * (vcvtneps2bf16 would flush subnormal inputs to zero). */
+void shxk_quant_bf16_avx2(const float *x, void *y, size_t k)
 {
 	uint16_t *h = y;
 	size_t i = 0;
@@ -801,8 +807,8 @@ static void gemm_x8_q4_0(const struct shxk_gemm_args *a)
 const struct shxk_ops shxk_ops_avx2 = {
 	.name = "avx2",
 	.quant = {
-		[SHXK_F16] = quant_f16,
-		[SHXK_BF16] = quant_bf16,
+		[SHXK_F16] = shxk_quant_f16_avx2,
+		[SHXK_BF16] = shxk_quant_bf16_avx2,
 		[SHXK_Q8_0] = shxk_quant_q8_0_generic,
 		[SHXK_Q4_0] = shxk_quant_q4_0_generic,
 	},

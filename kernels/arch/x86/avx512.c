@@ -276,57 +276,6 @@ static void swiglu(const float *g, const float *u, float *y, size_t n)
 	}
 }
 
-/* ---- f16 / bf16 rows: bit-exact with shxk_quant_f16/bf16_generic ---- */
-
-/*
- * The FPU's round to nearest even, as the generic code computes it; a NaN
- * becomes the generic quiet NaN (the FPU keeps payload bits). A decode
- * step writes each new K and V row this way, a call per value took
- * 10 us a layer there.
- */
-static void quant_f16(const float *x, void *y, size_t k)
-{
-	uint16_t *h = y;
-	size_t i = 0;
-
-	for (; i + 16 <= k; i += 16) {
-		__m512 v = _mm512_loadu_ps(x + i);
-		__m256i r = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT |
-					       _MM_FROUND_NO_EXC);
-		__m256i qnan = _mm256_or_si256(_mm256_and_si256(r,
-				_mm256_set1_epi16((short)0x8000)),
-				_mm256_set1_epi16(0x7e00));
-
-		r = _mm256_mask_blend_epi16(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q),
-					    r, qnan);
-		_mm256_storeu_si256((__m256i *)(h + i), r);
-	}
-	shxk_quant_f16_generic(x + i, h + i, k - i);
-}
-
-/* Integer rounding to even of the dropped half; NaN: quiet, top half. */
-static void quant_bf16(const float *x, void *y, size_t k)
-{
-	uint16_t *h = y;
-	size_t i = 0;
-
-	for (; i + 16 <= k; i += 16) {
-		__m512i u = _mm512_loadu_si512(x + i);
-		__m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16),
-					       _mm512_set1_epi32(1));
-		__m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u,
-				_mm512_set1_epi32(0x7fff)), odd), 16);
-		__mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u,
-				_mm512_set1_epi32(0x7fffffff)),
-				_mm512_set1_epi32(0x7f800000));
-
-		r = _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(u, 16),
-					 _mm512_set1_epi32(64));
-		_mm256_storeu_si256((__m256i *)(h + i), _mm512_cvtepi32_epi16(r));
-	}
-	shxk_quant_bf16_generic(x + i, h + i, k - i);
-}
-
 /* ---- decode attention ---- */
 
 /* Query heads per pass over a tile's K and V rows (accumulators in zmm). */
@@ -834,8 +783,8 @@ void shxk_gemm_x8_avx512(const struct shxk_gemm_args *a, int q4)
 #define AVX512_OPS(NAME, GEMM_BF16, GEMM_Q8, GEMM_Q4, X8_Q8, X8_Q4) {	\
 	.name = NAME,							\
 	.quant = {							\
-		[SHXK_F16] = quant_f16,					\
-		[SHXK_BF16] = quant_bf16,				\
+		[SHXK_F16] = shxk_quant_f16_avx2,			\
+		[SHXK_BF16] = shxk_quant_bf16_avx2,			\
 		[SHXK_Q8_0] = shxk_quant_q8_0_generic,			\
 		[SHXK_Q4_0] = shxk_quant_q4_0_generic,			\
 	},								\
