@@ -318,8 +318,8 @@ static void add_bias(float *x, const float *b, size_t d)
  * Heads [u0, u1) of the step's rows after Q/K/V, n_head + n_head_kv a row
  * (query heads, then kv heads): biases, q/k norms, RoPE, and the new K
  * and V rows stored in each row's cache at layer l. By head, not by row:
- * one row's 36 heads on one worker while the other waited took 57 us a
- * step of a 4-layer qwen3-30b-a3b.
+ * one row's 36 heads on one worker while the other waited took 80 us a
+ * step of a 4-layer qwen3-30b-a3b, 53 split (docs/benchmarks.md).
  */
 static void qkv_post(const struct fwd *f, unsigned int l, size_t u0,
 		     size_t u1)
