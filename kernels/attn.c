@@ -26,13 +26,13 @@ static void kv_rows(const struct shxk_kv_cache *kv, const int32_t *block_table,
 		    const void *base, size_t p0, size_t nr, size_t g,
 		    const void **rows)
 {
-	size_t es = kv->type == SHXK_F32 ? 4 : 2, bs = kv->block_size;
+	size_t rowb = shxk_row_size(kv->type, kv->head_dim), bs = kv->block_size;
 	size_t b = p0 / bs, o = p0 % bs;
 
 	for (size_t r = 0; r < nr; r++) {
 		size_t row = ((size_t)block_table[b] * bs + o) * kv->kv_heads + g;
 
-		rows[r] = (const uint8_t *)base + row * kv->head_dim * es;
+		rows[r] = (const uint8_t *)base + row * rowb;
 		if (++o == bs) {
 			o = 0;
 			b++;
@@ -123,7 +123,7 @@ static void attn_pass(const struct shxk_kv_cache *kv, const int32_t *block_table
 {
 	const struct shxk_ops *ops = shxk_ops_current();
 	size_t hd = kv->head_dim, g0 = hs / group;
-	size_t rowb = hd * (kv->type == SHXK_F32 ? 4 : 2);
+	size_t rowb = shxk_row_size(kv->type, hd);
 	size_t ng = (he - 1) / group - g0 + 1, len = ng * rowb;
 	const void *kt[2][SHXK_ATTN_TILE], *vt[2][SHXK_ATTN_TILE];
 	float mx[HEADS_PER_PASS], l[HEADS_PER_PASS];
