@@ -49,9 +49,16 @@
  * 4096x128256, q4_0 and q8_0: Intel Xeon with AMX (family 6 model 167),
  * 2 threads, one stream 96-106, two 109-114, four 110-119; AMD EPYC Zen 5
  * (family 26 model 2), 1 and 2 threads, two alternating runs each: one
- * stream 57-76, two 78-95, four 84-103, six 73-104, eight 73-92.
+ * stream 57-76, two 78-95, four 84-103, six 73-104, eight 73-92. Then
+ * paired, variants in one process, each pass next to a read probe (the
+ * host's bandwidth moves by half within minutes): 1.4 GB of K = 2,048
+ * weights claimed as the engine claims them, phases of 151,936 and 5,120
+ * rows, GEMV over read, medians of 5-12 pairs: three streams beat four in
+ * 18 of 20 medians over five runs, by up to 18 % (one run: Q8_0 0.87 and
+ * 0.84 against 0.81 and 0.81; Q4_0 0.92 and 0.83 against 0.89 and 0.81);
+ * two streams were 0.93-1.13 of four.
  */
-#define X8_STREAMS 4
+#define X8_STREAMS 3
 /*
  * More rows go as X8_STREAMS_M streams in tiles of up to X8_MT rows: two
  * groups share each activation broadcast, block scale and bias. AMD EPYC
