@@ -13,7 +13,7 @@
 enum { SC_ACT, SC_ACT2, SC_G, SC_U, SC_ACTD, SC_OUT, SC_OUT2, SC_SLOTS };
 /* Scratch of the calling (engine) thread. */
 enum { MS_X, MS_H, MS_Y, MS_EO, MS_IDS, MS_MOE, MS_LOGITS, MS_ATT, MS_SEQ,
-       MS_STEP, MS_ROWS, MS_SLOTS };
+       MS_STEP, MS_ROWS, MS_TOPK, MS_SLOTS };
 
 struct scratch {
 	void *p;

@@ -182,6 +182,54 @@ static int step_check(const struct shxd_xjob *xj, struct step *s)
 
 /* ---- the forward pass ---- */
 
+/* The k highest logits seen so far, highest first. */
+struct topk {
+	int32_t ids[SYSHAX_STEP_TOPK_MAX];
+	float val[SYSHAX_STEP_TOPK_MAX];
+	uint32_t have;
+};
+
+/* Keeps logit v of id among the k highest; of equal ones, the first seen. */
+static void topk_add(struct topk *t, uint32_t k, int32_t id, float v)
+{
+	uint32_t at = t->have;
+
+	if (t->have == k && !(v > t->val[k - 1]))
+		return;
+	while (at > 0 && v > t->val[at - 1])
+		at--;
+	if (t->have < k)
+		t->have++;
+	memmove(t->ids + at + 1, t->ids + at, (t->have - 1 - at) * sizeof(*t->ids));
+	memmove(t->val + at + 1, t->val + at, (t->have - 1 - at) * sizeof(*t->val));
+	t->ids[at] = id;
+	t->val[at] = v;
+}
+
+/*
+ * The k highest of logits [lo, hi) of l into t, as topk_add keeps them;
+ * once t is full, a logit is only compared with a local copy of the
+ * lowest kept (a call of topk_add for each, which reloads it, took 250
+ * us for 151,936 logits on Zen 5 where this takes 42).
+ */
+static void topk_scan(struct topk *t, uint32_t k, const float *l, size_t lo,
+		      size_t hi)
+{
+	size_t v = lo;
+	float low;
+
+	t->have = 0;
+	for (; v < hi && t->have < k; v++)
+		topk_add(t, k, (int32_t)v, l[v]);
+	low = v < hi ? t->val[k - 1] : 0.0f;	/* t is full where v < hi */
+	for (; v < hi; v++) {
+		if (!(l[v] > low))
+			continue;
+		topk_add(t, k, (int32_t)v, l[v]);
+		low = t->val[k - 1];
+	}
+}
+
 /*
  * A model's step is one run of the pools: every worker goes through
  * the layers phase by phase, with a barrier over all workers between
@@ -202,6 +250,10 @@ struct fwd {
 	struct shxd_attn at;
 	float *pout[SHXD_MAX_POOLS];	/* the pools' FFN partial sums */
 	struct shxd_moe mo;		/* an MoE model's expert blocks */
+	/* Output rows cut into parts of the vocabulary, parts a row, so
+	 * that every worker scans or copies logits: nout x parts lists. */
+	struct topk *tk;
+	unsigned int parts;
 };
 
 static int fwd_scratch(struct fwd *f)
@@ -486,6 +538,22 @@ static void fwd_layer(struct fwd *f, unsigned int l,
 	shxd_pool_gbarrier(pool, w);
 }
 
+/* Part i % parts of output row i / parts: its logits copied out, or its
+ * k highest into tk[i] (ids in order: write_out merges the parts). */
+static void out_part(const struct fwd *f, size_t i)
+{
+	size_t nv = f->m->n_vocab, j = i / f->parts, p = i % f->parts;
+	size_t lo = nv * p / f->parts, hi = nv * (p + 1) / f->parts;
+	const struct row *w = f->rows[f->oidx[j]];
+	const float *l = f->logits + j * nv;
+
+	if (w->out_kind == SYSHAX_STEP_OUT_LOGITS) {
+		memcpy((float *)w->out + lo, l + lo, (hi - lo) * sizeof(float));
+		return;
+	}
+	topk_scan(&f->tk[i], w->topk, l, lo, hi);
+}
+
 static void fwd_worker(void *arg, const struct shxd_worker *w)
 {
 	struct fwd *f = arg;
@@ -505,6 +573,10 @@ static void fwd_worker(void *arg, const struct shxd_worker *w)
 			     f->h + j * e, e, m->eps, 0, 1);
 	shxd_pool_gbarrier(f->cpu->pool, w);
 	shxd_lin_work(&lout, w);
+	shxd_pool_gbarrier(f->cpu->pool, w);
+	shxd_split(f->nout * f->parts, 1, w->gtid, w->gnthr, &a, &b);
+	for (size_t i = a; i < b; i++)
+		out_part(f, i);
 }
 
 /* Scratch of this run's phases (the MoE op between runs may move it),
@@ -538,10 +610,17 @@ static int fwd_run(struct fwd *f)
 		struct shxd_lin lout = { .cpu = f->cpu, .k = m->n_embd,
 					 .w = &m->output, .nw = 1,
 					 .m = f->nout };
+		unsigned int nthr = 0;
 
+		for (unsigned int p = 0; p < shxd_pool_count(f->cpu->pool); p++)
+			nthr += shxd_pool_threads(f->cpu->pool, p);
+		f->parts = f->nout && f->nout < nthr ?
+			   (unsigned int)((nthr + f->nout - 1) / f->nout) : 1;
 		f->logits = shxd_scratch(&f->cpu->ms[MS_LOGITS],
 					 f->nout * m->n_vocab * sizeof(float));
-		ret = f->logits ? shxd_lin_grow(&lout, 0) : -ENOMEM;
+		f->tk = shxd_scratch(&f->cpu->ms[MS_TOPK],
+				     f->nout * f->parts * sizeof(*f->tk));
+		ret = f->logits && f->tk ? shxd_lin_grow(&lout, 0) : -ENOMEM;
 	}
 	if (!ret)
 		shxd_pool_run(f->cpu->pool, fwd_worker, f);
@@ -549,45 +628,23 @@ static int fwd_run(struct fwd *f)
 	return ret ? ret : f->mo.err;
 }
 
-/* The k highest logits, highest first; ties: the lower id. */
-static void topk(const float *l, size_t nv, uint32_t k, uint8_t *out)
-{
-	int32_t ids[SYSHAX_STEP_TOPK_MAX];
-	float val[SYSHAX_STEP_TOPK_MAX];
-	uint32_t have = 0;
-
-	for (size_t i = 0; i < nv; i++) {
-		uint32_t at = have;
-
-		if (have == k && !(l[i] > val[k - 1]))
-			continue;
-		while (at > 0 && l[i] > val[at - 1])
-			at--;
-		if (have < k)
-			have++;
-		memmove(ids + at + 1, ids + at, (have - 1 - at) * sizeof(*ids));
-		memmove(val + at + 1, val + at, (have - 1 - at) * sizeof(*val));
-		ids[at] = (int32_t)i;
-		val[at] = l[i];
-	}
-	for (uint32_t i = 0; i < k; i++) {
-		memcpy(out + i * 8, &ids[i], 4);
-		memcpy(out + i * 8 + 4, &val[i], 4);
-	}
-}
-
+/* The rows' k highest: each row's parts merged in id order, as one scan
+ * over the whole vocabulary would have kept them. */
 static void write_out(const struct fwd *f)
 {
-	size_t nv = f->m->n_vocab;
-
 	for (size_t j = 0; j < f->nout; j++) {
 		const struct row *w = f->rows[f->oidx[j]];
-		const float *l = f->logits + j * nv;
+		struct topk *t = &f->tk[j * f->parts];
 
 		if (w->out_kind == SYSHAX_STEP_OUT_LOGITS)
-			memcpy(w->out, l, nv * sizeof(float));
-		else
-			topk(l, nv, w->topk, w->out);
+			continue;
+		for (unsigned int p = 1; p < f->parts; p++)
+			for (uint32_t i = 0; i < t[p].have; i++)
+				topk_add(t, w->topk, t[p].ids[i], t[p].val[i]);
+		for (uint32_t i = 0; i < w->topk; i++) {
+			memcpy((uint8_t *)w->out + i * 8, &t->ids[i], 4);
+			memcpy((uint8_t *)w->out + i * 8 + 4, &t->val[i], 4);
+		}
 	}
 }
 

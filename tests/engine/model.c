@@ -396,6 +396,24 @@ static void decode_job(struct syshax_job *j, const struct syshax_step_params *p,
 	       SYSHAX_ACCESS_WRITE);
 }
 
+/* o: TOPK 5 of a row whose logits are lg: the five highest, in order. */
+static void check_top5(const uint8_t *o, const float *lg)
+{
+	for (int i = 0; i < 5; i++) {
+		int32_t id;
+		float v;
+		int above = 0;
+
+		memcpy(&id, o + i * 8, 4);
+		memcpy(&v, o + i * 8 + 4, 4);
+		CU_ASSERT_FATAL(id >= 0 && id < NV);
+		for (int j = 0; j < NV; j++)
+			above += lg[j] > lg[id];
+		CU_ASSERT_EQUAL(above, i);
+		CU_ASSERT(fabsf(v - lg[id]) <= 1e-4f * (1 + fabsf(v)));
+	}
+}
+
 static void check_logits(const struct tmodel *m, const char *what,
 			 const float *y, const double *ref)
 {
@@ -499,30 +517,23 @@ static void run_model(struct tmodel *m)
 			CU_ASSERT(sqrt(d) <= 1e-5 * sqrt(n));
 		}
 	}
-	/* TOPK 5 of the last step: the five highest logits, in order. */
+	/* TOPK 5 of the last step: the five highest logits, in order; then
+	 * of each sequence alone, whose vocabulary the workers cut in parts
+	 * (merged by the engine thread). */
 	p = step_params(m, &c, 3);
 	p.out = SYSHAX_STEP_OUT_TOPK;
 	p.topk = 5;
 	decode_job(&jobs[0], &p, &c, 0);
 	CU_ASSERT_EQUAL_FATAL(tc_run(&g_c, jobs, 1, cpl), 0);
 	CU_ASSERT_EQUAL(cpl[0].status, 0);
+	for (int s = 0; s < 3; s++)
+		check_top5((uint8_t *)c.out + s * 5 * 8, first[3][s]);
+	p.n = 1;
 	for (int s = 0; s < 3; s++) {
-		const uint8_t *o = (uint8_t *)c.out + s * 5 * 8;
-		const float *lg = first[3][s];
-
-		for (int i = 0; i < 5; i++) {
-			int32_t id;
-			float v;
-			int above = 0;
-
-			memcpy(&id, o + i * 8, 4);
-			memcpy(&v, o + i * 8 + 4, 4);
-			CU_ASSERT_FATAL(id >= 0 && id < NV);
-			for (int j = 0; j < NV; j++)
-				above += lg[j] > lg[id];
-			CU_ASSERT_EQUAL(above, i);
-			CU_ASSERT(fabsf(v - lg[id]) <= 1e-4f * (1 + fabsf(v)));
-		}
+		decode_job(&jobs[0], &p, &c, s);
+		CU_ASSERT_EQUAL_FATAL(tc_run(&g_c, jobs, 1, cpl), 0);
+		CU_ASSERT_EQUAL(cpl[0].status, 0);
+		check_top5((uint8_t *)c.out + s * 5 * 8, first[3][s]);
 	}
 }
 
