@@ -192,7 +192,7 @@ struct topk {
 /* Keeps logit v of id among the k highest; of equal ones, the first seen. */
 static void topk_add(struct topk *t, uint32_t k, int32_t id, float v)
 {
-	uint32_t at = t->have;
+	uint32_t at = t->have, move;
 
 	if (t->have == k && !(v > t->val[k - 1]))
 		return;
@@ -200,8 +200,9 @@ static void topk_add(struct topk *t, uint32_t k, int32_t id, float v)
 		at--;
 	if (t->have < k)
 		t->have++;
-	memmove(t->ids + at + 1, t->ids + at, (t->have - 1 - at) * sizeof(*t->ids));
-	memmove(t->val + at + 1, t->val + at, (t->have - 1 - at) * sizeof(*t->val));
+	move = t->have - 1 - at;
+	memmove(t->ids + at + 1, t->ids + at, move * sizeof(*t->ids));
+	memmove(t->val + at + 1, t->val + at, move * sizeof(*t->val));
 	t->ids[at] = id;
 	t->val[at] = v;
 }
