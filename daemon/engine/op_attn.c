@@ -59,7 +59,7 @@ int shxd_attn_setup(struct shxd_attn *t, struct shxd_cpu *cpu,
 		    const struct shxd_attn_seq *seq, size_t n, size_t qh,
 		    float scale, const float *q, float *out)
 {
-	unsigned int threads = 0;
+	unsigned int threads = shxd_pool_all_threads(cpu->pool);
 	size_t maxlen = 0, qn;
 
 	*t = (struct shxd_attn){
@@ -69,8 +69,6 @@ int shxd_attn_setup(struct shxd_attn *t, struct shxd_cpu *cpu,
 		.ranges = 1, .chunks = 1, .scale = scale,
 	};
 	qn = n * qh * t->hd;
-	for (unsigned int p = 0; p < shxd_pool_count(cpu->pool); p++)
-		threads += shxd_pool_threads(cpu->pool, p);
 	for (size_t s = 0; s < n; s++)
 		maxlen = seq[s].len > maxlen ? seq[s].len : maxlen;
 	/* Ranges: two items a thread, so that a long sequence claimed last

@@ -611,10 +611,8 @@ static int fwd_run(struct fwd *f)
 		struct shxd_lin lout = { .cpu = f->cpu, .k = m->n_embd,
 					 .w = &m->output, .nw = 1,
 					 .m = f->nout };
-		unsigned int nthr = 0;
+		unsigned int nthr = shxd_pool_all_threads(f->cpu->pool);
 
-		for (unsigned int p = 0; p < shxd_pool_count(f->cpu->pool); p++)
-			nthr += shxd_pool_threads(f->cpu->pool, p);
 		f->parts = f->nout && f->nout < nthr ?
 			   (unsigned int)((nthr + f->nout - 1) / f->nout) : 1;
 		f->logits = shxd_scratch(&f->cpu->ms[MS_LOGITS],

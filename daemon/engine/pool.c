@@ -465,6 +465,11 @@ unsigned int shxd_pool_threads(const struct shxd_pool *p, unsigned int pool)
 	return p->pools[pool].nthr;
 }
 
+unsigned int shxd_pool_all_threads(const struct shxd_pool *p)
+{
+	return p->nthreads;
+}
+
 void shxd_pool_describe(const struct shxd_pool *p, char *buf, size_t len)
 {
 	size_t o = 0;

@@ -62,6 +62,8 @@ void shxd_pool_destroy(struct shxd_pool *p);
 unsigned int shxd_pool_count(const struct shxd_pool *p);	/* pools */
 int shxd_pool_node(const struct shxd_pool *p, unsigned int pool);
 unsigned int shxd_pool_threads(const struct shxd_pool *p, unsigned int pool);
+/* Threads of all pools: the workers' gnthr. */
+unsigned int shxd_pool_all_threads(const struct shxd_pool *p);
 /* A text like "node 0: cpus 0,2 | node 1: cpus 1,3" for the log. */
 void shxd_pool_describe(const struct shxd_pool *p, char *buf, size_t len);
 
