@@ -117,7 +117,10 @@ void shxd_attn_merge(const struct shxd_attn *t, size_t s0, size_t s1);
 /* One SwiGLU block over rows of in: out rows [out_row, out_row + m). */
 struct shxd_seg {
 	const struct shxd_mat *g, *u, *d;
+	/* Input row i: in's row i, or row rows[i] where rows is set (an
+	 * expert's tokens, read where they are). */
 	const float *in;
+	const uint32_t *rows;
 	size_t m, out_row;
 };
 
@@ -159,9 +162,9 @@ void shxd_lin_work(struct shxd_lin *t, const struct shxd_worker *w);
 struct shxd_moe {
 	struct shxd_cpu *cpu;
 	size_t hid;
-	float *h, *logits, *wts, *hg, *acc, *eo;
+	float *h, *logits, *wts, *acc, *eo;
 	int32_t *ids;
-	uint32_t *off, *order, *pos;
+	uint32_t *off, *order, *pos, *tok;	/* tok: order's rows' tokens */
 	/* Written on one thread between barriers: the experts' phase. */
 	struct shxd_seg *segs;
 	unsigned int nseg;

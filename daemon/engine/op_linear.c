@@ -151,6 +151,7 @@ static unsigned int group_end(const struct shxd_lin *t, unsigned int i)
 struct seg_at {
 	const struct shxk_weights *g, *u, *d;
 	const float *in;
+	const uint32_t *rows;	/* as shxd_seg's */
 	float *out, *G, *U;
 	void *act, *act_u, *actd;
 	size_t mc, row;		/* rows in this chunk; first in the group's */
@@ -174,7 +175,8 @@ static size_t seg_layout(const struct shxd_lin *t, unsigned int i,
 		x->d = &s->d->part[p];
 		x->mc = s->m > c ? min_sz(s->m - c, SHXK_GEMM_MAX_M) : 0;
 		x->row = rows;
-		x->in = s->in + c * hid;
+		x->rows = s->rows ? s->rows + c : NULL;
+		x->in = s->rows ? s->in : s->in + c * hid;
 		x->out = t->pout[p] + (s->out_row + c) * hid;
 		x->act = (uint8_t *)sc[SC_ACT].p + oa;
 		x->act_u = x->u->type == x->g->type ? x->act :
@@ -189,6 +191,33 @@ static size_t seg_layout(const struct shxd_lin *t, unsigned int i,
 		od += x->mc * shxk_act_row_size(x->d->type, x->g->n);
 	}
 	return rows;
+}
+
+/* Rows [m0, m1) of x (row stride hid) as gate's and up's activations. */
+static void prepare_gu(const struct seg_at *s, const float *x, size_t m0,
+		       size_t m1, void *act, void *act_u, size_t hid)
+{
+	shxk_act_prepare(s->g->type, SHXK_F32, x, hid, hid, act, m0, m1);
+	if (act_u != act)
+		shxk_act_prepare(s->u->type, SHXK_F32, x, hid, hid, act_u,
+				 m0, m1);
+}
+
+/* Rows [lo, hi) of a segment's input, prepared for gate and up. */
+static void seg_prepare_in(const struct seg_at *x, size_t lo, size_t hi,
+			   size_t hid)
+{
+	size_t ga = shxk_act_row_size(x->g->type, hid);
+	size_t ua = shxk_act_row_size(x->u->type, hid);
+
+	if (!x->rows) {
+		prepare_gu(x, x->in, lo, hi, x->act, x->act_u, hid);
+		return;
+	}
+	for (size_t r = lo; r < hi; r++)
+		prepare_gu(x, x->in + x->rows[r] * hid, 0, 1,
+			   (uint8_t *)x->act + r * ga,
+			   (uint8_t *)x->act_u + r * ua, hid);
 }
 
 /* Worker w's rows [a, b) of the group's, segment by segment: the
@@ -216,11 +245,7 @@ static void seg_prepare(const struct seg_at *at, unsigned int n, size_t hid,
 			shxk_act_prepare(x->d->type, SHXK_F32, x->G, f, f,
 					 x->actd, lo, hi);
 		} else {
-			shxk_act_prepare(x->g->type, SHXK_F32, x->in, hid, hid,
-					 x->act, lo, hi);
-			if (x->act_u != x->act)
-				shxk_act_prepare(x->u->type, SHXK_F32, x->in,
-						 hid, hid, x->act_u, lo, hi);
+			seg_prepare_in(x, lo, hi, hid);
 		}
 	}
 }

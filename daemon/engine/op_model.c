@@ -522,8 +522,8 @@ static void fwd_layer(struct fwd *f, unsigned int l,
 	if (m->n_expert) {
 		struct shxd_pjob p, *pp = &p;
 
+		/* The block's norm reads the rows this thread just wrote. */
 		moe_job(f, l, n, &p);
-		shxd_pool_gbarrier(pool, w);
 		shxd_moe_work(&f->mo, &pp, 1, f->x, n, w);
 		return;
 	}

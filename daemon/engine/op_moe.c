@@ -50,7 +50,7 @@ static size_t layout(struct shxd_moe *t, uint8_t *base,
 	t->order = carve(base, &u, m * k * sizeof(*t->order));
 	t->pos = carve(base, &u, m * k * sizeof(*t->pos));
 	t->segs = carve(base, &u, (nexp + 1) * sizeof(*t->segs));
-	t->hg = carve(base, &u, m * k * hid * sizeof(float));
+	t->tok = carve(base, &u, m * k * sizeof(*t->tok));
 	t->acc = carve(base, &u, m * hid * sizeof(float));
 	t->eo = shxd_pool_count(t->cpu->pool) > 1 ?
 		carve(base, &u, rows * hid * sizeof(float)) : NULL;
@@ -86,24 +86,31 @@ static void route_row(const float *l, unsigned int nexp, unsigned int topk,
 		      bool renorm, int32_t *ids, float *wts)
 {
 	float mx = -INFINITY, sum = 0.0f, ksum = 0.0f;
+	unsigned int n = 0;
 
 	for (unsigned int e = 0; e < nexp; e++)
 		mx = l[e] > mx ? l[e] : mx;
 	for (unsigned int e = 0; e < nexp; e++)
 		sum += expf(l[e] - mx);
-	for (unsigned int s = 0; s < topk; s++) {
-		int best = -1;
+	/* The k highest so far, highest first: one pass, each expert moved
+	 * up past the strictly lower, so equals keep the lower id first. */
+	for (unsigned int e = 0; e < nexp; e++) {
+		unsigned int j = n;
 
-		for (unsigned int e = 0; e < nexp; e++) {
-			bool taken = false;
-
-			for (unsigned int j = 0; j < s; j++)
-				taken |= ids[j] == (int32_t)e;
-			if (!taken && (best < 0 || l[e] > l[best]))
-				best = (int)e;
+		if (n == topk) {
+			/* Full: a strictly higher logit takes the last place. */
+			if (!(l[e] > l[ids[topk - 1]]))
+				continue;
+			j = topk - 1;
+		} else {
+			n++;
 		}
-		ids[s] = best;
-		wts[s] = expf(l[best] - mx) / sum;
+		for (; j && l[e] > l[ids[j - 1]]; j--)
+			ids[j] = ids[j - 1];
+		ids[j] = (int32_t)e;
+	}
+	for (unsigned int s = 0; s < topk; s++) {
+		wts[s] = expf(l[ids[s]] - mx) / sum;
 		ksum += wts[s];
 	}
 	for (unsigned int s = 0; renorm && s < topk; s++)
@@ -152,14 +159,17 @@ static void group(struct shxd_moe *t, const struct shxd_pjob *p,
 	shxd_wset_experts_of(p->ws, p->layer, "gate", &g);
 	shxd_wset_experts_of(p->ws, p->layer, "up", &u);
 	shxd_wset_experts_of(p->ws, p->layer, "down", &d);
+	for (size_t i = 0; !ret && i < rows; i++)
+		t->tok[i] = t->order[i] / (uint32_t)k;
 	for (unsigned int e = 0; !ret && e < p->nexp; e++) {
 		if (t->off[e + 1] == t->off[e])
 			continue;
+		/* The expert's rows are its tokens' rows of h, in place. */
 		t->segs[el.nseg++] = (struct shxd_seg){
 			.g = shxd_experts_get(&g, e),
 			.u = shxd_experts_get(&u, e),
 			.d = shxd_experts_get(&d, e),
-			.in = t->hg + t->off[e] * t->hid,
+			.in = h, .rows = t->tok + t->off[e],
 			.m = t->off[e + 1] - t->off[e], .out_row = t->off[e],
 		};
 	}
@@ -245,12 +255,6 @@ void shxd_moe_work(struct shxd_moe *t, struct shxd_pjob *const *pj,
 	shxd_pool_gbarrier(pool, w);
 	if (!w->gtid)
 		group(t, p, h, m);
-	shxd_pool_gbarrier(pool, w);
-	/* The experts' input rows, in grouped order. */
-	shxd_split(t->err ? 0 : m * k, 1, w->gtid, w->gnthr, &e0, &e1);
-	for (size_t i = e0; i < e1; i++)
-		memcpy(t->hg + i * hid, h + t->order[i] / k * hid,
-		       hid * sizeof(float));
 	shxd_pool_gbarrier(pool, w);
 	{
 		struct shxd_lin el = { .cpu = t->cpu, .k = hid,
