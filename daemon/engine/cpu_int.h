@@ -98,7 +98,8 @@ int shxd_attn_run(struct shxd_cpu *cpu, const struct shxd_attn_seq *seq,
 
 /* The same in phases of a caller's run: setup on the caller's thread
  * (splits long contexts in chunks, grows scratch), work on every worker,
- * then, after a barrier over all of them, merge of sequences [s0, s1). */
+ * then, after a barrier over all of them, merge of sequences [s0, s1)
+ * where chunks > 1 (one chunk's part is the output itself). */
 struct shxd_attn {
 	struct shxd_pool *pool;		/* whose threads claim the items */
 	const struct shxd_attn_seq *seq;

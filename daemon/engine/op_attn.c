@@ -46,7 +46,7 @@ void shxd_attn_work(const struct shxd_attn *t, const struct shxd_worker *w)
 
 void shxd_attn_merge(const struct shxd_attn *t, size_t s0, size_t s1)
 {
-	for (size_t s = s0; s < s1; s++) {
+	for (size_t s = s0; t->chunks > 1 && s < s1; s++) {
 		size_t o = s * t->chunks * t->qh;
 
 		shxk_attn_merge(t->parts + o * t->hd, t->ml + o * 2, t->chunks,
@@ -80,7 +80,9 @@ int shxd_attn_setup(struct shxd_attn *t, struct shxd_cpu *cpu,
 	while (n * t->ranges * t->chunks < threads &&
 	       maxlen / (t->chunks + 1) >= MIN_CHUNK)
 		t->chunks++;
-	t->parts = shxd_scratch(&cpu->ms[MS_EO], qn * t->chunks * sizeof(float));
+	/* One chunk: each part, normalised by its own sum, is final. */
+	t->parts = t->chunks == 1 ? out :
+		   shxd_scratch(&cpu->ms[MS_EO], qn * t->chunks * sizeof(float));
 	t->ml = shxd_scratch(&cpu->ms[MS_ATT],
 			     n * qh * t->chunks * 2 * sizeof(float));
 	return t->parts && t->ml ? 0 : -ENOMEM;

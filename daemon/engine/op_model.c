@@ -506,8 +506,10 @@ static void fwd_layer(struct fwd *f, unsigned int l,
 	shxd_pool_gbarrier(pool, w);
 	shxd_attn_work(&at, w);
 	shxd_pool_gbarrier(pool, w);
-	shxd_attn_merge(&at, a, b);
-	shxd_pool_gbarrier(pool, w);
+	if (at.chunks > 1) {
+		shxd_attn_merge(&at, a, b);
+		shxd_pool_gbarrier(pool, w);
+	}
 	if (rows_past_attn(f, l) < n) {
 		if (!w->gtid)
 			keep_out_rows(f);
