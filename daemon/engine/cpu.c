@@ -125,6 +125,23 @@ void shxd_from_f32(enum shxk_type t, const float *src, void *dst, size_t n)
 		shxk_quantize(t, src, dst, n, 0, 1);
 }
 
+void shxd_topk_add(struct shxd_topk *t, uint32_t k, int32_t id, float v)
+{
+	uint32_t at = t->have, move;
+
+	if (t->have == k && !(v > t->val[k - 1]))
+		return;
+	while (at > 0 && v > t->val[at - 1])
+		at--;
+	if (t->have < k)
+		t->have++;
+	move = t->have - 1 - at;
+	memmove(t->ids + at + 1, t->ids + at, move * sizeof(*t->ids));
+	memmove(t->val + at + 1, t->val + at, move * sizeof(*t->val));
+	t->ids[at] = id;
+	t->val[at] = v;
+}
+
 void shxd_split(size_t n, size_t align, unsigned int part, unsigned int parts,
 		size_t *a, size_t *b)
 {

@@ -234,4 +234,14 @@ void shxd_from_f32(enum shxk_type t, const float *src, void *dst, size_t n);
 void shxd_split(size_t n, size_t align, unsigned int part, unsigned int parts,
 		size_t *a, size_t *b);
 
+/* The k highest values seen so far, highest first (k at most
+ * SYSHAX_STEP_TOPK_MAX): a step's output tokens, a row's experts. */
+struct shxd_topk {
+	int32_t ids[SYSHAX_STEP_TOPK_MAX];
+	float val[SYSHAX_STEP_TOPK_MAX];
+	uint32_t have;
+};
+/* Keeps value v of id among the k highest; of equal ones, the first seen. */
+void shxd_topk_add(struct shxd_topk *t, uint32_t k, int32_t id, float v);
+
 #endif /* SHXD_CPU_INT_H */

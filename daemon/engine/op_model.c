@@ -182,38 +182,13 @@ static int step_check(const struct shxd_xjob *xj, struct step *s)
 
 /* ---- the forward pass ---- */
 
-/* The k highest logits seen so far, highest first. */
-struct topk {
-	int32_t ids[SYSHAX_STEP_TOPK_MAX];
-	float val[SYSHAX_STEP_TOPK_MAX];
-	uint32_t have;
-};
-
-/* Keeps logit v of id among the k highest; of equal ones, the first seen. */
-static void topk_add(struct topk *t, uint32_t k, int32_t id, float v)
-{
-	uint32_t at = t->have, move;
-
-	if (t->have == k && !(v > t->val[k - 1]))
-		return;
-	while (at > 0 && v > t->val[at - 1])
-		at--;
-	if (t->have < k)
-		t->have++;
-	move = t->have - 1 - at;
-	memmove(t->ids + at + 1, t->ids + at, move * sizeof(*t->ids));
-	memmove(t->val + at + 1, t->val + at, move * sizeof(*t->val));
-	t->ids[at] = id;
-	t->val[at] = v;
-}
-
 /*
- * The k highest of logits [lo, hi) of l into t, as topk_add keeps them;
- * once t is full, a logit is only compared with a local copy of the
- * lowest kept (a call of topk_add for each, which reloads it, took 250
- * us for 151,936 logits on Zen 5 where this takes 42).
+ * The k highest of logits [lo, hi) of l into t, as shxd_topk_add keeps
+ * them; once t is full, a logit is only compared with a local copy of the
+ * lowest kept (a call of shxd_topk_add for each, which reloads it, took
+ * 250 us for 151,936 logits on Zen 5 where this takes 42).
  */
-static void topk_scan(struct topk *t, uint32_t k, const float *l, size_t lo,
+static void topk_scan(struct shxd_topk *t, uint32_t k, const float *l, size_t lo,
 		      size_t hi)
 {
 	size_t v = lo;
@@ -221,12 +196,12 @@ static void topk_scan(struct topk *t, uint32_t k, const float *l, size_t lo,
 
 	t->have = 0;
 	for (; v < hi && t->have < k; v++)
-		topk_add(t, k, (int32_t)v, l[v]);
+		shxd_topk_add(t, k, (int32_t)v, l[v]);
 	low = v < hi ? t->val[k - 1] : 0.0f;	/* t is full where v < hi */
 	for (; v < hi; v++) {
 		if (!(l[v] > low))
 			continue;
-		topk_add(t, k, (int32_t)v, l[v]);
+		shxd_topk_add(t, k, (int32_t)v, l[v]);
 		low = t->val[k - 1];
 	}
 }
@@ -253,7 +228,7 @@ struct fwd {
 	struct shxd_moe mo;		/* an MoE model's expert blocks */
 	/* Output rows cut into parts of the vocabulary, parts a row, so
 	 * that every worker scans or copies logits: nout x parts lists. */
-	struct topk *tk;
+	struct shxd_topk *tk;
 	unsigned int parts;
 };
 
@@ -635,13 +610,14 @@ static void write_out(const struct fwd *f)
 {
 	for (size_t j = 0; j < f->nout; j++) {
 		const struct row *w = f->rows[f->oidx[j]];
-		struct topk *t = &f->tk[j * f->parts];
+		struct shxd_topk *t = &f->tk[j * f->parts];
 
 		if (w->out_kind == SYSHAX_STEP_OUT_LOGITS)
 			continue;
 		for (unsigned int p = 1; p < f->parts; p++)
 			for (uint32_t i = 0; i < t[p].have; i++)
-				topk_add(t, w->topk, t[p].ids[i], t[p].val[i]);
+				shxd_topk_add(t, w->topk, t[p].ids[i],
+					      t[p].val[i]);
 		for (uint32_t i = 0; i < w->topk; i++) {
 			memcpy((uint8_t *)w->out + i * 8, &t->ids[i], 4);
 			memcpy((uint8_t *)w->out + i * 8 + 4, &t->val[i], 4);

@@ -86,31 +86,17 @@ static void route_row(const float *l, unsigned int nexp, unsigned int topk,
 		      bool renorm, int32_t *ids, float *wts)
 {
 	float mx = -INFINITY, sum = 0.0f, ksum = 0.0f;
-	unsigned int n = 0;
+	struct shxd_topk best = { .have = 0 };
 
 	for (unsigned int e = 0; e < nexp; e++)
 		mx = l[e] > mx ? l[e] : mx;
 	for (unsigned int e = 0; e < nexp; e++)
 		sum += expf(l[e] - mx);
-	/* The k highest so far, highest first: one pass, each expert moved
-	 * up past the strictly lower, so equals keep the lower id first. */
-	for (unsigned int e = 0; e < nexp; e++) {
-		unsigned int j = n;
-
-		if (n == topk) {
-			/* Full: a strictly higher logit takes the last place. */
-			if (!(l[e] > l[ids[topk - 1]]))
-				continue;
-			j = topk - 1;
-		} else {
-			n++;
-		}
-		for (; j && l[e] > l[ids[j - 1]]; j--)
-			ids[j] = ids[j - 1];
-		ids[j] = (int32_t)e;
-	}
+	for (unsigned int e = 0; e < nexp; e++)
+		shxd_topk_add(&best, topk, (int32_t)e, l[e]);
 	for (unsigned int s = 0; s < topk; s++) {
-		wts[s] = expf(l[ids[s]] - mx) / sum;
+		ids[s] = best.ids[s];
+		wts[s] = expf(best.val[s] - mx) / sum;
 		ksum += wts[s];
 	}
 	for (unsigned int s = 0; renorm && s < topk; s++)
