@@ -2,22 +2,15 @@
 /*
  * Paged decode attention on every worker: KV in the client's buffers (the
  * blocks an xPU reads too), one query token per sequence. Work items are
- * (sequence, range of kv heads, context chunk). A position's row holds
- * every kv head side by side, and a thread that reads whole rows in order
- * runs faster than one reading each kv head's slice of them, so a
- * sequence's kv heads are cut in ranges only as far as it takes to give
- * every thread items to claim, and its context in chunks (merged after the
- * run) only when there are fewer items than threads even so. ATTN_DECODE
- * and the model steps (op_model.c) both run here.
+ * (sequence, range of kv heads, context chunk), cut as shxk_attn_split()
+ * says; the chunks' parts are merged after the run. ATTN_DECODE and the
+ * model steps (op_model.c) both run here.
  */
 #include <errno.h>
 #include <math.h>
 #include <string.h>
 
 #include "cpu_int.h"
-
-/* Contexts shorter than this per chunk are not worth a merge. */
-#define MIN_CHUNK	512
 
 void shxd_attn_work(const struct shxd_attn *t, const struct shxd_worker *w)
 {
@@ -66,20 +59,13 @@ int shxd_attn_setup(struct shxd_attn *t, struct shxd_cpu *cpu,
 		.pool = cpu->pool, .seq = seq, .q = q, .out = out, .seqs = n,
 		.qh = qh,
 		.hd = seq[0].kv.head_dim, .kvh = seq[0].kv.kv_heads,
-		.ranges = 1, .chunks = 1, .scale = scale,
+		.scale = scale,
 	};
 	qn = n * qh * t->hd;
 	for (size_t s = 0; s < n; s++)
 		maxlen = seq[s].len > maxlen ? seq[s].len : maxlen;
-	/* Ranges: two items a thread, so that a long sequence claimed last
-	 * does not leave the others idle; as few as give that. */
-	while (n * t->ranges < 2 * (size_t)threads && t->ranges < t->kvh)
-		t->ranges++;
-	/* Chunks: enough items for every thread, none shorter than
-	 * MIN_CHUNK positions on average. */
-	while (n * t->ranges * t->chunks < threads &&
-	       maxlen / (t->chunks + 1) >= MIN_CHUNK)
-		t->chunks++;
+	shxk_attn_split(&seq[0].kv, n, maxlen, threads, &t->ranges,
+			&t->chunks);
 	/* One chunk: each part, normalised by its own sum, is final. */
 	t->parts = t->chunks == 1 ? out :
 		   shxd_scratch(&cpu->ms[MS_EO], qn * t->chunks * sizeof(float));

@@ -3,9 +3,9 @@
  * ATTN_DECODE: paged decode attention over the client's KV blocks. For
  * each GQA group size 1, 4, 8 (q_heads / kv_heads), head_dim 64 and 128,
  * and KV in f32, f16, bf16: a short job (2 kv heads, sequences of 17, 1,
- * 0 and 40 positions) and a long one (1 kv head, 4500, 0 and 3
- * positions: the engine cuts the long context in chunks and merges
- * them). block_size 16, block tables scrambled (a random permutation of
+ * 0 and 40 positions) and a long one (2 kv heads, 4500, 0 and 3
+ * positions: where head_dim is 128, or the KV f32, the engine cuts the
+ * long context in chunks and merges them). block_size 16, block tables scrambled (a random permutation of
  * the cache's blocks; every block, used or not, holds random values;
  * table entries past a sequence's length hold garbage the engine must not
  * read), q/out types rotating over f32/f16/bf16, the default scale and a
@@ -191,7 +191,8 @@ static void attn_combo(unsigned int group, unsigned int hd, int kvt,
 	struct ajob a[2] = {
 		{ .seqs = 4, .kvh = 2, .qh = 2 * group, .maxb = 4,
 		  .lens = short_lens },
-		{ .seqs = 3, .kvh = 1, .qh = group, .maxb = (4500 + BS - 1) / BS,
+		{ .seqs = 3, .kvh = 2, .qh = 2 * group,
+		  .maxb = (4500 + BS - 1) / BS,
 		  .lens = long_lens },
 	};
 	struct trng r;

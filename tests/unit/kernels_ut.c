@@ -698,6 +698,35 @@ static void t_attn_invalid(void)
 	CU_ASSERT_EQUAL(shxk_attn_merge(q, o, 0, 2, 64, o, 0, 1), -EINVAL);
 }
 
+/* Items of decode attention: chunks of whole rows first, each of 2 MiB of
+ * K and V at least; kv head ranges only for contexts too short to cut. */
+static void t_attn_split(void)
+{
+	struct shxk_kv_cache kv = { SHXK_F16, 16, 8, 128, NULL, NULL };
+	size_t r, c;
+
+	/* 4 KiB a position: 4,000 of them in 4 chunks (two a thread). */
+	shxk_attn_split(&kv, 1, 4000, 2, &r, &c);
+	CU_ASSERT(r == 1 && c == 4);
+	/* 1,500: 6 MB, cut in 2 (not 3: 2 MB is under 2 MiB), heads in 2. */
+	shxk_attn_split(&kv, 1, 1500, 2, &r, &c);
+	CU_ASSERT(r == 2 && c == 2);
+	/* Short: heads only, two items a thread. */
+	shxk_attn_split(&kv, 1, 16, 2, &r, &c);
+	CU_ASSERT(r == 4 && c == 1);
+	/* Enough sequences: whole sequences. */
+	shxk_attn_split(&kv, 4, 4000, 2, &r, &c);
+	CU_ASSERT(r == 1 && c == 1);
+	/* Many threads: up to 8 chunks of 2 MiB, then heads. */
+	shxk_attn_split(&kv, 1, 4096, 16, &r, &c);
+	CU_ASSERT(r == 4 && c == 8);
+	/* A toy cache (2 heads of 32, 256 bytes a position): never cut. */
+	kv.kv_heads = 2;
+	kv.head_dim = 32;
+	shxk_attn_split(&kv, 1, 1500, 2, &r, &c);
+	CU_ASSERT(r == 2 && c == 1);
+}
+
 #if defined(__x86_64__)
 /* The value of the first /proc/cpuinfo line named key (the name, blanks,
  * ':'; so "model" is not "model name") into buf, newline dropped; ""
@@ -786,6 +815,7 @@ static const struct t_test g_tests[] = {
 	{ "moe_combine", t_moe_combine },
 	{ "attn", t_attn },
 	{ "attn_invalid", t_attn_invalid },
+	{ "attn_split", t_attn_split },
 	{ "cpu_info", t_cpu_info },
 };
 

@@ -3,8 +3,9 @@
  * syshax-bench ffn, part (c): one ATTN_DECODE job (one sequence, a 4,096
  * context, 32 query / 8 KV heads of 128, f16 KV: 16.8 MB of blocks
  * scattered over a 134 MB buffer, as a paged KV cache holds them) against
- * the bare kernel doing the same heads on as many threads in this process.
- * The two outputs are compared, so both did the same work.
+ * the bare kernel doing the same items (shxk_attn_split) on as many
+ * threads in this process, and the same merge. The two outputs are
+ * compared, so both did the same work.
  */
 #include <errno.h>
 #include <math.h>
@@ -27,22 +28,27 @@ struct attn_bare {
 	struct shxk_kv_cache kv;
 	const int32_t *bt;
 	const float *q;
-	float *out;
+	float *out, *parts, *ml;
 	unsigned int threads;
+	size_t ranges, chunks;
 };
 
-static void bare_heads(void *arg, int tid, int nthr)
+/* The engine's items (op_attn.c), item i on thread i % nthr. */
+static void bare_items(void *arg, int tid, int nthr)
 {
 	const struct attn_bare *a = arg;
-	size_t g = QH / KVH, nr = 2 * (size_t)nthr < KVH ? 2 * (size_t)nthr : KVH;
+	size_t g = QH / KVH, nc = a->chunks, nr = a->ranges;
 
-	/* The engine's split for one sequence of 8 KV heads on few threads
-	 * (op_attn.c): the heads in two ranges a thread, range i on thread
-	 * i % nthr. */
-	for (size_t i = (size_t)tid; i < nr; i += (size_t)nthr)
+	for (size_t i = (size_t)tid; i < nr * nc; i += (size_t)nthr) {
+		size_t c = i % nc, r = i / nc;
+
 		shxk_attn_decode(&a->kv, a->bt, a->q, QH,
-				 1.0f / sqrtf((float)HD), 0, CTX, a->out, NULL,
-				 KVH * i / nr * g, KVH * (i + 1) / nr * g);
+				 1.0f / sqrtf((float)HD), CTX * c / nc,
+				 CTX * (c + 1) / nc,
+				 nc > 1 ? a->parts + c * QH * HD : a->out,
+				 a->ml + c * QH * 2, KVH * r / nr * g,
+				 KVH * (r + 1) / nr * g);
+	}
 }
 
 static int bare_rounds(void *arg, unsigned int n, double *lat)
@@ -54,7 +60,10 @@ static int bare_rounds(void *arg, unsigned int n, double *lat)
 	for (unsigned int i = 0; !ret && i < n; i++) {
 		uint64_t t0 = bench_now_ns();
 
-		bench_team_run(team, bare_heads, a);
+		bench_team_run(team, bare_items, a);
+		if (a->chunks > 1)
+			shxk_attn_merge(a->parts, a->ml, a->chunks, QH, HD,
+					a->out, 0, QH);
 		lat[i] = (double)(bench_now_ns() - t0) / 1e3;
 	}
 	if (!ret)
@@ -126,8 +135,11 @@ int bench_attn_job(struct syshax *sh, unsigned int threads,
 	};
 	a.bt = (const int32_t *)(base + qb);
 	a.q = (const float *)base;
+	shxk_attn_split(&a.kv, 1, CTX, threads, &a.ranges, &a.chunks);
 	a.out = malloc(qb);
-	if (!a.out) {
+	a.parts = malloc(qb * a.chunks);
+	a.ml = malloc(a.chunks * QH * 2 * sizeof(float));
+	if (!a.out || !a.parts || !a.ml) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -157,6 +169,8 @@ int bench_attn_job(struct syshax *sh, unsigned int threads,
 	}
 out:
 	free(a.out);
+	free(a.parts);
+	free(a.ml);
 	if (io.size)
 		syshax_buf_free(sh, &io);
 	if (kv.size)
