@@ -5,11 +5,11 @@
  * and KV in f32, f16, bf16: a short job (2 kv heads, sequences of 17, 1,
  * 0 and 40 positions) and a long one (2 kv heads, 4500, 0 and 3
  * positions: where head_dim is 128, or the KV f32, the engine cuts the
- * long context in chunks and merges them). block_size 16, block tables scrambled (a random permutation of
- * the cache's blocks; every block, used or not, holds random values;
- * table entries past a sequence's length hold garbage the engine must not
- * read), q/out types rotating over f32/f16/bf16, the default scale and a
- * given one.
+ * long context in chunks and merges them). block_size 16, block tables
+ * scrambled (a random permutation of the cache's blocks; every block,
+ * used or not, holds random values; table entries past a sequence's
+ * length hold garbage the engine must not read), q/out types rotating
+ * over f32/f16/bf16, the default scale and a given one.
  *
  * Tolerance: per (sequence, head) output vector, ||out - ref|| / ||ref||
  * <= 1e-4 plus the output rounding; the f32 scores (head_dim <= 128 terms)
