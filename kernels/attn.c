@@ -218,6 +218,22 @@ void shxk_attn_split(const struct shxk_kv_cache *kv, size_t n, size_t maxlen,
 		++*ranges;
 }
 
+int shxk_attn_decode_item(const struct shxk_kv_cache *kv,
+			  const int32_t *block_table, const float *q,
+			  size_t q_heads, float scale, size_t len,
+			  size_t ranges, size_t chunks, size_t j, float *parts,
+			  float *ml)
+{
+	size_t c = j % chunks, r = j / chunks, kvh = kv->kv_heads;
+	size_t group = kvh ? q_heads / kvh : 0, po = c * q_heads;
+
+	return shxk_attn_decode(kv, block_table, q, q_heads, scale,
+				len * c / chunks, len * (c + 1) / chunks,
+				parts + po * kv->head_dim, ml + po * 2,
+				kvh * r / ranges * group,
+				kvh * (r + 1) / ranges * group);
+}
+
 int shxk_attn_merge(const float *out_parts, const float *ml_parts,
 		    size_t nparts, size_t q_heads, size_t head_dim, float *out,
 		    size_t h0, size_t h1)

@@ -249,6 +249,19 @@ void shxk_attn_split(const struct shxk_kv_cache *kv, size_t n, size_t maxlen,
 		     unsigned int threads, size_t *ranges, size_t *chunks);
 
 /*
+ * Item j (< ranges * chunks) of one sequence of len positions cut by
+ * shxk_attn_split: context chunk j % chunks for the q heads of kv head
+ * range j / chunks, into part j % chunks (parts + part * q_heads *
+ * head_dim, ml + part * q_heads * 2) for shxk_attn_merge; with one chunk
+ * that part is the output.
+ */
+int shxk_attn_decode_item(const struct shxk_kv_cache *kv,
+			  const int32_t *block_table, const float *q,
+			  size_t q_heads, float scale, size_t len,
+			  size_t ranges, size_t chunks, size_t j, float *parts,
+			  float *ml);
+
+/*
  * Merges nparts split-K results: part p is out_parts + p * q_heads *
  * head_dim and ml_parts + p * q_heads * 2. Writes heads [h0, h1) of out.
  */

@@ -105,7 +105,7 @@ struct shxd_attn {
 	const struct shxd_attn_seq *seq;
 	const float *q;
 	float *out, *parts, *ml;	/* per chunk: out and max/sum */
-	size_t seqs, qh, hd, kvh, chunks;
+	size_t seqs, qh, hd, chunks;
 	size_t ranges;			/* of kv heads, per sequence */
 	float scale;
 };

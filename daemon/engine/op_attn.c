@@ -14,26 +14,19 @@
 
 void shxd_attn_work(const struct shxd_attn *t, const struct shxd_worker *w)
 {
-	size_t group = t->qh / t->kvh;
-	size_t items = t->seqs * t->ranges * t->chunks, a, b;
+	size_t per = t->ranges * t->chunks, a, b;
 
 	/* Claimed: sequences of a batch differ in length. */
-	while (shxd_pool_gclaim(t->pool, w, items, 1, &a, &b))
+	while (shxd_pool_gclaim(t->pool, w, t->seqs * per, 1, &a, &b))
 		for (size_t i = a; i < b; i++) {
-			size_t c = i % t->chunks, rg = i / t->chunks % t->ranges;
-			size_t s = i / t->chunks / t->ranges;
-			size_t g0 = t->kvh * rg / t->ranges;
-			size_t g1 = t->kvh * (rg + 1) / t->ranges;
-			size_t len = t->seq[s].len;
-			size_t c0 = len * c / t->chunks;
-			size_t c1 = len * (c + 1) / t->chunks;
-			size_t po = (s * t->chunks + c) * t->qh;
+			size_t s = i / per, po = s * t->chunks * t->qh;
 
-			shxk_attn_decode(&t->seq[s].kv, t->seq[s].bt,
-					 t->q + s * t->qh * t->hd, t->qh,
-					 t->scale, c0, c1,
-					 t->parts + po * t->hd, t->ml + po * 2,
-					 g0 * group, g1 * group);
+			shxk_attn_decode_item(&t->seq[s].kv, t->seq[s].bt,
+					      t->q + s * t->qh * t->hd, t->qh,
+					      t->scale, t->seq[s].len,
+					      t->ranges, t->chunks, i % per,
+					      t->parts + po * t->hd,
+					      t->ml + po * 2);
 		}
 }
 
@@ -57,9 +50,7 @@ int shxd_attn_setup(struct shxd_attn *t, struct shxd_cpu *cpu,
 
 	*t = (struct shxd_attn){
 		.pool = cpu->pool, .seq = seq, .q = q, .out = out, .seqs = n,
-		.qh = qh,
-		.hd = seq[0].kv.head_dim, .kvh = seq[0].kv.kv_heads,
-		.scale = scale,
+		.qh = qh, .hd = seq[0].kv.head_dim, .scale = scale,
 	};
 	qn = n * qh * t->hd;
 	for (size_t s = 0; s < n; s++)

@@ -33,22 +33,17 @@ struct attn_bare {
 	size_t ranges, chunks;
 };
 
-/* The engine's items (op_attn.c), item i on thread i % nthr. */
+/* The engine's items (op_attn.c), item j on thread j % nthr. */
 static void bare_items(void *arg, int tid, int nthr)
 {
 	const struct attn_bare *a = arg;
-	size_t g = QH / KVH, nc = a->chunks, nr = a->ranges;
+	size_t items = a->ranges * a->chunks;
 
-	for (size_t i = (size_t)tid; i < nr * nc; i += (size_t)nthr) {
-		size_t c = i % nc, r = i / nc;
-
-		shxk_attn_decode(&a->kv, a->bt, a->q, QH,
-				 1.0f / sqrtf((float)HD), CTX * c / nc,
-				 CTX * (c + 1) / nc,
-				 nc > 1 ? a->parts + c * QH * HD : a->out,
-				 a->ml + c * QH * 2, KVH * r / nr * g,
-				 KVH * (r + 1) / nr * g);
-	}
+	for (size_t j = (size_t)tid; j < items; j += (size_t)nthr)
+		shxk_attn_decode_item(&a->kv, a->bt, a->q, QH,
+				      1.0f / sqrtf((float)HD), CTX, a->ranges,
+				      a->chunks, j,
+				      a->chunks > 1 ? a->parts : a->out, a->ml);
 }
 
 static int bare_rounds(void *arg, unsigned int n, double *lat)
