@@ -768,15 +768,6 @@ int main(int argc, char **argv)
 			"[MODELS_DIR]]\n");
 		return 2;
 	}
-	if (models) {
-		snprintf(idpath, sizeof(idpath), "%s/heldout.ids", models);
-		ids.v = ppl_read_ids(idpath, 1 << 24, &ids.n);
-		if (!ids.v || ids.n < PPL_CTX) {
-			fail("held-out ids", ids.v ? -EINVAL : -errno, idpath);
-			free((void *)ids.v);
-			return 1;
-		}
-	}
 	ret = llp_open(&probe, lib, err, sizeof(err));
 	if (ret == -ENOENT) {
 		printf("SKIP: llama_compare: no llama.cpp peer in %s (%s); "
@@ -789,8 +780,18 @@ int main(int argc, char **argv)
 	}
 	printf("peer: %s\n", llp_version(probe));
 	llp_close(probe);
+	if (models) {
+		snprintf(idpath, sizeof(idpath), "%s/heldout.ids", models);
+		ids.v = ppl_read_ids(idpath, 1 << 24, &ids.n);
+		if (!ids.v || ids.n < PPL_CTX) {
+			fail("held-out ids", ids.v ? -EINVAL : -errno, idpath);
+			free((void *)ids.v);
+			return 1;
+		}
+	}
 	if (!mkdtemp(dir)) {
 		fail("mkdtemp", -errno, dir);
+		free((void *)ids.v);
 		return 1;
 	}
 	ret = privd_start_userspace(argv[1], extra, &d, &o.sh);
