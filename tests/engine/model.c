@@ -6,8 +6,9 @@
  * an fp64 forward pass of the same weights (with the activation rounding
  * the kernels do, and K/V rounded to the cache type); a batch of sequences
  * in one job and jobs fetched together against the same sequences alone;
- * TOPK against LOGITS; every malformed step and model refused with the
- * engine still serving; SYSHAX_JOB_MAY_DEFER answered by the dispatch rule.
+ * TOPK against LOGITS; a DECODE at a context long enough to be cut in
+ * chunks; every malformed step and model refused with the engine still
+ * serving; SYSHAX_JOB_MAY_DEFER answered by the dispatch rule.
  */
 #include <errno.h>
 #include <math.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "shxk.h"
 #include "t.h"
 #include "wfile.h"
 
@@ -196,9 +198,28 @@ static int model_load(const char *file, struct syshax_model_info *info,
 
 /* One sequence's history: K and V per layer and position, as cached. */
 struct rseq {
-	double k[NL][MAXB * BS][KD], v[NL][MAXB * BS][KD];
-	int kvt;
+	double *k[NL], *v[NL];	/* [cap positions][KD] */
+	int cap, kvt;
 };
+
+static void rseq_init(struct rseq *s, int kvt, int cap)
+{
+	s->kvt = kvt;
+	s->cap = cap;
+	for (int l = 0; l < NL; l++) {
+		s->k[l] = calloc((size_t)cap * KD, sizeof(double));
+		s->v[l] = calloc((size_t)cap * KD, sizeof(double));
+		CU_ASSERT_FATAL(s->k[l] && s->v[l]);
+	}
+}
+
+static void rseq_free(struct rseq *s)
+{
+	for (int l = 0; l < NL; l++) {
+		free(s->k[l]);
+		free(s->v[l]);
+	}
+}
 
 static void rmsnorm(const double *x, const double *w, size_t k, double *y)
 {
@@ -247,12 +268,13 @@ static void attend(const struct rseq *s, unsigned int l, const double *q,
 	for (int h = 0; h < NH; h++) {
 		const double *qh = q + h * HD;
 		int kh = h / (NH / NKV);
-		double sc[MAXB * BS], mx = -INFINITY, sum = 0.0;
+		double *sc = calloc((size_t)pos + 1, sizeof(double));
+		double mx = -INFINITY, sum = 0.0;
 
+		CU_ASSERT_FATAL(sc != NULL);
 		for (int p = 0; p <= pos; p++) {
-			sc[p] = 0.0;
 			for (int i = 0; i < HD; i++)
-				sc[p] += qh[i] * s->k[l][p][kh * HD + i];
+				sc[p] += qh[i] * s->k[l][(size_t)p * KD + kh * HD + i];
 			sc[p] /= sqrt((double)HD);
 			mx = fmax(mx, sc[p]);
 		}
@@ -262,9 +284,10 @@ static void attend(const struct rseq *s, unsigned int l, const double *q,
 			double o = 0.0;
 
 			for (int p = 0; p <= pos; p++)
-				o += sc[p] / sum * s->v[l][p][kh * HD + i];
+				o += sc[p] / sum * s->v[l][(size_t)p * KD + kh * HD + i];
 			out[h * HD + i] = o;
 		}
+		free(sc);
 	}
 }
 
@@ -306,8 +329,9 @@ static void ref_token(const struct tmodel *m, struct rseq *s, int tok,
 		{
 			float buf[KD];
 
-			t_act_store(s->kvt, k, buf, KD, s->k[l][pos]);
-			t_act_store(s->kvt, v, buf, KD, s->v[l][pos]);
+			CU_ASSERT_FATAL(pos < s->cap);
+			t_act_store(s->kvt, k, buf, KD, s->k[l] + (size_t)pos * KD);
+			t_act_store(s->kvt, v, buf, KD, s->v[l] + (size_t)pos * KD);
 		}
 		attend(s, l, q, pos, a);
 		ref_gemm(tensor(m, "blk.%u.attn_output.weight", l), 0, a, 1, o);
@@ -443,7 +467,7 @@ static const int g_plen[3] = { 7, 3, 5 };
  */
 static void run_model(struct tmodel *m)
 {
-	static struct rseq rs[3];
+	struct rseq rs[3];
 	struct syshax_job jobs[3];
 	struct syshax_completion cpl[3];
 	struct syshax_step_params p;
@@ -457,7 +481,7 @@ static void run_model(struct tmodel *m)
 	for (int s = 0; s < 3; s++) {
 		int32_t *tok = c.tok + s * 5;
 
-		rs[s].kvt = m->kvt;
+		rseq_init(&rs[s], m->kvt, MAXB * BS);
 		memcpy(tok, g_prompt[s], g_plen[s] * 4);
 		p = step_params(m, &c, (uint32_t)g_plen[s]);
 		p.flags = s ? 0 : SYSHAX_STEP_ALL_ROWS;
@@ -535,6 +559,8 @@ static void run_model(struct tmodel *m)
 		CU_ASSERT_EQUAL(cpl[0].status, 0);
 		check_top5((uint8_t *)c.out + s * 5 * 8, first[3][s]);
 	}
+	for (int s = 0; s < 3; s++)
+		rseq_free(&rs[s]);
 }
 
 static void t_models(void)
@@ -555,6 +581,77 @@ static void t_models(void)
 		CU_ASSERT(m->info.weight_bytes > 0);
 		run_model(m);
 	}
+}
+
+/*
+ * A DECODE at LONG_POS positions: past the size where the engine cuts
+ * one sequence's attention into context chunks (merged after) and kv
+ * heads into ranges, which run_model's short caches never reach. The
+ * cache is filled with random K and V (wide, so that a few positions in
+ * each chunk dominate the softmax) instead of a prefill of 20,000 tokens.
+ */
+#define LONG_POS	20000
+#define LONG_BS		16
+
+static void t_long_context(void)
+{
+	const struct tmodel *m = &g_m[0];
+	const size_t nb = (LONG_POS + LONG_BS) / LONG_BS;
+	const size_t lrows = nb * LONG_BS;	/* positions a layer holds */
+	const struct shxk_kv_cache kv = { .type = SHXK_F32,
+		.block_size = LONG_BS, .kv_heads = NKV, .head_dim = HD };
+	struct syshax_step_params p = { .model = m->id, .n = 1,
+		.block_size = LONG_BS, .num_blocks = (uint32_t)nb,
+		.max_blocks = (uint32_t)nb, .kv_type = SYSHAX_DT_F32 };
+	size_t bytes = NL * lrows * KD * sizeof(float), ranges, chunks;
+	struct syshax_completion cpl;
+	struct syshax_job job;
+	double ref[NV];
+	struct trng r;
+	struct rseq rs;
+	float *k, *v, *out;
+	int32_t *bt, *tok, *pos;
+
+	CU_ASSERT_EQUAL_FATAL(m->kvt, SYSHAX_DT_F32);
+	shxk_attn_split(&kv, 1, LONG_POS + 1, t_engine_threads(), &ranges,
+			&chunks);
+	CU_ASSERT_FATAL(chunks > 1);
+	tc_reset(&g_c);
+	k = tc_alloc(&g_c, bytes);
+	v = tc_alloc(&g_c, bytes);
+	bt = tc_alloc(&g_c, nb * 4);
+	tok = tc_alloc(&g_c, 4);
+	pos = tc_alloc(&g_c, 4);
+	out = tc_alloc(&g_c, NV * 4);
+	CU_ASSERT_FATAL(k && v && bt && tok && pos && out);
+	for (size_t b = 0; b < nb; b++)
+		bt[b] = (int32_t)(nb - 1 - b);
+	rseq_init(&rs, m->kvt, LONG_POS + 1);
+	tr_seed(&r, 77);
+	for (int l = 0; l < NL; l++)
+		for (size_t i = 0; i < LONG_POS; i++) {
+			size_t row = l * lrows + (size_t)bt[i / LONG_BS] *
+				     LONG_BS + i % LONG_BS;
+
+			t_act_rand(&r, SYSHAX_DT_F32, 4.0, k + row * KD, KD,
+				   rs.k[l] + i * KD);
+			t_act_rand(&r, SYSHAX_DT_F32, 1.0, v + row * KD, KD,
+				   rs.v[l] + i * KD);
+		}
+	*tok = 11;
+	*pos = LONG_POS;
+	tj_init(&job, SYSHAX_OP_DECODE, &p, sizeof(p));
+	tj_ref(&job, &g_c, tok, 4, SYSHAX_ACCESS_READ);
+	tj_ref(&job, &g_c, pos, 4, SYSHAX_ACCESS_READ);
+	tj_ref(&job, &g_c, bt, nb * 4, SYSHAX_ACCESS_READ);
+	tj_ref(&job, &g_c, k, bytes, SYSHAX_ACCESS_RW);
+	tj_ref(&job, &g_c, v, bytes, SYSHAX_ACCESS_RW);
+	tj_ref(&job, &g_c, out, NV * 4, SYSHAX_ACCESS_WRITE);
+	CU_ASSERT_EQUAL_FATAL(tc_run(&g_c, &job, 1, &cpl), 0);
+	CU_ASSERT_EQUAL(cpl.status, 0);
+	ref_token(m, &rs, *tok, LONG_POS, ref);
+	check_logits(m, "decode at 20,000 positions", out, ref);
+	rseq_free(&rs);
 }
 
 /* One DECODE of the llama model with p (changed by the caller) and refs
@@ -828,7 +925,7 @@ static void t_dispatch(void)
  */
 static void decode_across(struct tmodel *m, uint64_t a, uint64_t b)
 {
-	static struct rseq rs;
+	struct rseq rs;
 	struct syshax_job jobs[2];
 	struct syshax_completion cpl[2];
 	struct syshax_step_params p;
@@ -838,8 +935,7 @@ static void decode_across(struct tmodel *m, uint64_t a, uint64_t b)
 
 	tc_reset(&g_c);
 	tkv_alloc(&c, m->kvt);
-	memset(&rs, 0, sizeof(rs));
-	rs.kvt = m->kvt;
+	rseq_init(&rs, m->kvt, MAXB * BS);
 	for (int s = 0; s < 2; s++) {
 		memcpy(c.tok + s * 5, g_prompt[1], g_plen[1] * 4);
 		p = step_params(m, &c, (uint32_t)g_plen[1]);
@@ -868,6 +964,7 @@ static void decode_across(struct tmodel *m, uint64_t a, uint64_t b)
 		check_logits(m, "decode across two loads", (float *)c.out + s * NV,
 			     ref);
 	}
+	rseq_free(&rs);
 }
 
 /*
@@ -916,6 +1013,8 @@ int t_add_model(void)
 
 	if (!s || !CU_add_test(s, "four architectures against fp64",
 			       t_models) ||
+	    !CU_add_test(s, "a decode at a context cut in chunks",
+			 t_long_context) ||
 	    !CU_add_test(s, "malformed steps refused", t_bad_steps) ||
 	    !CU_add_test(s, "malformed models refused", t_bad_models) ||
 	    !CU_add_test(s, "MAY_DEFER and REPORT_XPU", t_dispatch) ||
