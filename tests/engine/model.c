@@ -273,8 +273,10 @@ static void attend(const struct rseq *s, unsigned int l, const double *q,
 
 		CU_ASSERT_FATAL(sc != NULL);
 		for (int p = 0; p <= pos; p++) {
+			const double *kr = s->k[l] + (size_t)p * KD + kh * HD;
+
 			for (int i = 0; i < HD; i++)
-				sc[p] += qh[i] * s->k[l][(size_t)p * KD + kh * HD + i];
+				sc[p] += qh[i] * kr[i];
 			sc[p] /= sqrt((double)HD);
 			mx = fmax(mx, sc[p]);
 		}
@@ -284,7 +286,8 @@ static void attend(const struct rseq *s, unsigned int l, const double *q,
 			double o = 0.0;
 
 			for (int p = 0; p <= pos; p++)
-				o += sc[p] / sum * s->v[l][(size_t)p * KD + kh * HD + i];
+				o += sc[p] / sum *
+				     s->v[l][(size_t)p * KD + kh * HD + i];
 			out[h * HD + i] = o;
 		}
 		free(sc);
@@ -328,10 +331,11 @@ static void ref_token(const struct tmodel *m, struct rseq *s, int tok,
 		/* The cache holds them rounded to its type. */
 		{
 			float buf[KD];
+			size_t at = (size_t)pos * KD;
 
 			CU_ASSERT_FATAL(pos < s->cap);
-			t_act_store(s->kvt, k, buf, KD, s->k[l] + (size_t)pos * KD);
-			t_act_store(s->kvt, v, buf, KD, s->v[l] + (size_t)pos * KD);
+			t_act_store(s->kvt, k, buf, KD, s->k[l] + at);
+			t_act_store(s->kvt, v, buf, KD, s->v[l] + at);
 		}
 		attend(s, l, q, pos, a);
 		ref_gemm(tensor(m, "blk.%u.attn_output.weight", l), 0, a, 1, o);
