@@ -365,7 +365,7 @@ struct tkv {
 	void *k, *v;
 	size_t bytes;
 	int kvt;
-	int32_t *bt;		/* [4 x MAXB] */
+	int32_t *bt;		/* a row of the step's max_blocks a sequence */
 	int32_t *tok, *pos;	/* [16] */
 	void *out;		/* 16 rows of logits */
 };
@@ -400,7 +400,8 @@ static void prefill_job(struct syshax_job *j, const struct syshax_step_params *p
 {
 	tj_init(j, SYSHAX_OP_PREFILL, p, sizeof(*p));
 	tj_ref(j, &g_c, tok, p->n * 4, SYSHAX_ACCESS_READ);
-	tj_ref(j, &g_c, c->bt + seq * MAXB, MAXB * 4, SYSHAX_ACCESS_READ);
+	tj_ref(j, &g_c, c->bt + seq * p->max_blocks, p->max_blocks * 4,
+	       SYSHAX_ACCESS_READ);
 	tj_ref(j, &g_c, c->k, c->bytes, SYSHAX_ACCESS_RW);
 	tj_ref(j, &g_c, c->v, c->bytes, SYSHAX_ACCESS_RW);
 	tj_ref(j, &g_c, c->out, 16 * NV * 4, SYSHAX_ACCESS_WRITE);
@@ -417,7 +418,8 @@ static void decode_job(struct syshax_job *j, const struct syshax_step_params *p,
 	tj_init(j, SYSHAX_OP_DECODE, p, sizeof(*p));
 	tj_ref(j, &g_c, c->tok + r0, p->n * 4, SYSHAX_ACCESS_READ);
 	tj_ref(j, &g_c, c->pos + r0, p->n * 4, SYSHAX_ACCESS_READ);
-	tj_ref(j, &g_c, c->bt + r0 * MAXB, p->n * MAXB * 4, SYSHAX_ACCESS_READ);
+	tj_ref(j, &g_c, c->bt + r0 * p->max_blocks, p->n * p->max_blocks * 4,
+	       SYSHAX_ACCESS_READ);
 	tj_ref(j, &g_c, c->k, c->bytes, SYSHAX_ACCESS_RW);
 	tj_ref(j, &g_c, c->v, c->bytes, SYSHAX_ACCESS_RW);
 	tj_ref(j, &g_c, (uint8_t *)c->out + r0 * rb, p->n * rb,
@@ -607,54 +609,48 @@ static void t_long_context(void)
 	struct syshax_step_params p = { .model = m->id, .n = 1,
 		.block_size = LONG_BS, .num_blocks = (uint32_t)nb,
 		.max_blocks = (uint32_t)nb, .kv_type = SYSHAX_DT_F32 };
-	size_t bytes = NL * lrows * KD * sizeof(float), ranges, chunks;
+	struct tkv c = { .bytes = NL * lrows * KD * sizeof(float),
+			 .kvt = SYSHAX_DT_F32 };
 	struct syshax_completion cpl;
 	struct syshax_job job;
+	size_t ranges, chunks;
 	double ref[NV];
 	struct trng r;
 	struct rseq rs;
-	float *k, *v, *out;
-	int32_t *bt, *tok, *pos;
 
 	CU_ASSERT_EQUAL_FATAL(m->kvt, SYSHAX_DT_F32);
 	shxk_attn_split(&kv, 1, LONG_POS + 1, t_engine_threads(), &ranges,
 			&chunks);
 	CU_ASSERT_FATAL(chunks > 1);
 	tc_reset(&g_c);
-	k = tc_alloc(&g_c, bytes);
-	v = tc_alloc(&g_c, bytes);
-	bt = tc_alloc(&g_c, nb * 4);
-	tok = tc_alloc(&g_c, 4);
-	pos = tc_alloc(&g_c, 4);
-	out = tc_alloc(&g_c, NV * 4);
-	CU_ASSERT_FATAL(k && v && bt && tok && pos && out);
+	c.k = tc_alloc(&g_c, c.bytes);
+	c.v = tc_alloc(&g_c, c.bytes);
+	c.bt = tc_alloc(&g_c, nb * 4);
+	c.tok = tc_alloc(&g_c, 4);
+	c.pos = tc_alloc(&g_c, 4);
+	c.out = tc_alloc(&g_c, NV * 4);
+	CU_ASSERT_FATAL(c.k && c.v && c.bt && c.tok && c.pos && c.out);
 	for (size_t b = 0; b < nb; b++)
-		bt[b] = (int32_t)(nb - 1 - b);
+		c.bt[b] = (int32_t)(nb - 1 - b);
 	rseq_init(&rs, m->kvt, LONG_POS + 1);
 	tr_seed(&r, 77);
 	for (int l = 0; l < NL; l++)
 		for (size_t i = 0; i < LONG_POS; i++) {
-			size_t row = l * lrows + (size_t)bt[i / LONG_BS] *
+			size_t row = l * lrows + (size_t)c.bt[i / LONG_BS] *
 				     LONG_BS + i % LONG_BS;
 
-			t_act_rand(&r, SYSHAX_DT_F32, 4.0, k + row * KD, KD,
-				   rs.k[l] + i * KD);
-			t_act_rand(&r, SYSHAX_DT_F32, 1.0, v + row * KD, KD,
-				   rs.v[l] + i * KD);
+			t_act_rand(&r, SYSHAX_DT_F32, 4.0,
+				   (float *)c.k + row * KD, KD, rs.k[l] + i * KD);
+			t_act_rand(&r, SYSHAX_DT_F32, 1.0,
+				   (float *)c.v + row * KD, KD, rs.v[l] + i * KD);
 		}
-	*tok = 11;
-	*pos = LONG_POS;
-	tj_init(&job, SYSHAX_OP_DECODE, &p, sizeof(p));
-	tj_ref(&job, &g_c, tok, 4, SYSHAX_ACCESS_READ);
-	tj_ref(&job, &g_c, pos, 4, SYSHAX_ACCESS_READ);
-	tj_ref(&job, &g_c, bt, nb * 4, SYSHAX_ACCESS_READ);
-	tj_ref(&job, &g_c, k, bytes, SYSHAX_ACCESS_RW);
-	tj_ref(&job, &g_c, v, bytes, SYSHAX_ACCESS_RW);
-	tj_ref(&job, &g_c, out, NV * 4, SYSHAX_ACCESS_WRITE);
+	c.tok[0] = 11;
+	c.pos[0] = LONG_POS;
+	decode_job(&job, &p, &c, 0);
 	CU_ASSERT_EQUAL_FATAL(tc_run(&g_c, &job, 1, &cpl), 0);
 	CU_ASSERT_EQUAL(cpl.status, 0);
-	ref_token(m, &rs, *tok, LONG_POS, ref);
-	check_logits(m, "decode at 20,000 positions", out, ref);
+	ref_token(m, &rs, c.tok[0], LONG_POS, ref);
+	check_logits(m, "decode at 20,000 positions", c.out, ref);
 	rseq_free(&rs);
 }
 
