@@ -24,6 +24,9 @@
 #define DEF_ENGINE_THREADS	1
 #define DEF_MAX_BATCH		SHXD_DEF_MAX_BATCH
 #define DEF_MAX_WSETS		SHXD_DEF_MAX_WSETS
+/* Longer than the gap between a decode loop's runs (100-250 us on a
+ * 2-vCPU VM: the job's round trip through broker and client). */
+#define DEF_WORKER_SPIN_US	500
 
 static int parse_ull(const char *s, unsigned long long max,
 		     unsigned long long *out)
@@ -68,6 +71,19 @@ static int set_str(char *dst, size_t size, const char *v)
 	return 0;
 }
 
+/* A wait in µs, at most a second. */
+static int set_us(unsigned int *dst, const char *v)
+{
+	unsigned int us;
+	int ret = set_uint(&us, v, 0);
+
+	if (!ret && us > 1000000)
+		ret = -ERANGE;
+	if (!ret)
+		*dst = us;
+	return ret;
+}
+
 void shxd_config_defaults(struct shxd_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -83,6 +99,7 @@ void shxd_config_defaults(struct shxd_config *cfg)
 	cfg->quantize = SHXK_F32;
 	cfg->cpu_max_batch_size = DEF_MAX_BATCH;
 	cfg->max_weight_sets = DEF_MAX_WSETS;
+	cfg->worker_spin_us = DEF_WORKER_SPIN_US;
 }
 
 static int set_quantize(int *q, const char *v)
@@ -132,6 +149,7 @@ static const struct {
 	{ "max_ctx_user",	"a whole number >= 1" },
 	{ "engine_poll_us",	"a whole number of µs 0..1000000 (0: never poll)" },
 	{ "max_jobs_user",	"a whole number (0: half of max_jobs_global)" },
+	{ "worker_spin_us",	"a whole number of µs 0..1000000 (0: sleep at once)" },
 };
 
 const char *shxd_config_allowed(const char *key)
@@ -163,16 +181,10 @@ int shxd_config_set(struct shxd_config *cfg, const char *key,
 		return set_uint(&cfg->max_bufs_user, value, 1);
 	if (!strcmp(key, "max_ctx_user"))
 		return set_uint(&cfg->max_ctx_user, value, 1);
-	if (!strcmp(key, "engine_poll_us")) {
-		unsigned int v;
-		int ret = set_uint(&v, value, 0);
-
-		if (!ret && v > 1000000)
-			ret = -ERANGE;
-		if (!ret)
-			cfg->engine_poll_us = v;
-		return ret;
-	}
+	if (!strcmp(key, "engine_poll_us"))
+		return set_us(&cfg->engine_poll_us, value);
+	if (!strcmp(key, "worker_spin_us"))
+		return set_us(&cfg->worker_spin_us, value);
 	if (!strcmp(key, "engine_threads"))
 		return set_uint(&cfg->engine_threads, value, 1);
 	if (!strcmp(key, "omp_num_threads"))
@@ -300,6 +312,7 @@ static const struct option options[] = {
 	{ "max-ctx-user",	required_argument, NULL, OPT_KEY + 16 },
 	{ "engine-poll-us",	required_argument, NULL, OPT_KEY + 17 },
 	{ "max-jobs-user",	required_argument, NULL, OPT_KEY + 18 },
+	{ "worker-spin-us",	required_argument, NULL, OPT_KEY + 19 },
 	{ "print-placement",	required_argument, NULL, OPT_PLACEMENT },
 	{ "config",		required_argument, NULL, OPT_CONFIG },
 	{ "no-engine",		no_argument,	   NULL, OPT_NO_ENGINE },
@@ -343,9 +356,10 @@ static void usage(FILE *f, const char *prog)
 "      --engine-threads N   engine threads (default %u)\n"
 "      --node N             NUMA node the engine threads run on (default -1)\n"
 "      --engine-poll-us N   with shared rings, poll them N µs before sleeping\n"
-"                           (broker, engines and the CPU engine's workers;\n"
-"                           default 0: never; keeps CPUs awake, saves the\n"
-"                           wake-ups of back-to-back jobs)\n"
+"                           (broker, engines, and the CPU engine's workers\n"
+"                           if longer than --worker-spin-us; default 0:\n"
+"                           never; keeps CPUs awake, saves the wake-ups of\n"
+"                           back-to-back jobs)\n"
 "\n"
 "CPU engine (compute jobs):\n"
 "      --threads N          worker threads in all, spread evenly over the\n"
@@ -353,6 +367,9 @@ static void usage(FILE *f, const char *prog)
 "                           OMP_NUM_THREADS; default: one per allowed CPU)\n"
 "      --cpu-affinity LIST  worker CPUs, e.g. 0-159:2,1 (key cpu_affinity,\n"
 "                           CUSTOM_CPU_AFFINITY; default: allowed CPUs)\n"
+"      --worker-spin-us N   workers wait N µs for the next run before they\n"
+"                           sleep, yielding meanwhile (default %u; 0: sleep\n"
+"                           at once)\n"
 "      --quantize Q         none, q8_0 or q4_0: what float weights become on\n"
 "                           load (key quantize, SYSHAX_QUANTIZE; default none)\n"
 "      --cpu-max-batch-size N  tokens batched into one run (default %u)\n"
@@ -369,8 +386,8 @@ static void usage(FILE *f, const char *prog)
 "See syshaxd(8) and docs/engine.md.\n",
 		prog, DEF_MAX_JOBS_CTX, DEF_MAX_JOBS_GLOBAL,
 		SHXD_DEF_MAX_BUFS_CTX, SHXD_DEF_MAX_BUFS_USER,
-		SHXD_DEF_MAX_CTX_USER, DEF_ENGINE_THREADS, DEF_MAX_BATCH,
-		DEF_MAX_WSETS);
+		SHXD_DEF_MAX_CTX_USER, DEF_ENGINE_THREADS, DEF_WORKER_SPIN_US,
+		DEF_MAX_BATCH, DEF_MAX_WSETS);
 }
 
 static const char *set_error(int err)

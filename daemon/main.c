@@ -271,7 +271,8 @@ static void cpu_conf(const struct shxd_config *cfg, struct shxd_cpu_conf *cc)
 	*cc = (struct shxd_cpu_conf){
 		.pool = { .nthreads = cfg->omp_num_threads,
 			  .affinity = cfg->cpu_affinity,
-			  .poll_us = cfg->engine_poll_us },
+			  .poll_us = cfg->worker_spin_us > cfg->engine_poll_us ?
+				     cfg->worker_spin_us : cfg->engine_poll_us },
 		.model_dir = cfg->model_dir,
 		.quantize = (enum shxk_type)cfg->quantize,
 		.max_batch = cfg->cpu_max_batch_size,

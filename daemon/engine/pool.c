@@ -92,7 +92,7 @@ struct shxd_pool {
 	pthread_cond_t done;		/* caller: the last worker finished */
 	unsigned long gen;		/* runs started */
 	unsigned int running;		/* workers still in this run */
-	uint64_t spin_ns;		/* poll before sleeping (engine_poll_us) */
+	uint64_t spin_ns;		/* poll before sleeping (conf poll_us) */
 	bool stop;
 	shxd_pool_fn fn;
 	void *arg;

@@ -29,8 +29,8 @@ struct shxd_pool_conf {
 	/* CUSTOM_CPU_AFFINITY: "a-b:step,c,..." CPUs in order; "" or NULL:
 	 * the process's affinity mask. */
 	const char *affinity;
-	/* engine_poll_us: between runs, workers (and the caller, for the
-	 * end of a run) poll this long before they sleep; 0: never. */
+	/* Between runs, workers poll this long for the next before they
+	 * sleep (worker_spin_us or engine_poll_us); 0: never. */
 	unsigned int poll_us;
 };
 

@@ -155,11 +155,13 @@ static void t_parse(void)
 	free(out);
 	{
 		char *argv[] = { "syshaxd", "--config", g_path,
-				 "--engine-only", "--node", "1", NULL };
+				 "--engine-only", "--node", "1",
+				 "--worker-spin-us", "0", NULL };
 
 		CU_ASSERT_EQUAL(parse(&c, argv, &out), SHXD_RUN);
 		CU_ASSERT_EQUAL(c.mode, SHXD_MODE_ENGINE_ONLY);
 		CU_ASSERT_EQUAL(c.node, 1);
+		CU_ASSERT_EQUAL(c.worker_spin_us, 0);
 		free(out);
 	}
 	{
@@ -247,6 +249,15 @@ static void t_engine_keys(void)
 	CU_ASSERT_EQUAL(shxd_config_set(&c, "cpu_affinity", "1,1"), -EINVAL);
 	CU_ASSERT_EQUAL(shxd_config_set(&c, "cpu_affinity", "0-4:0"), -EINVAL);
 	CU_ASSERT_EQUAL(shxd_config_set(&c, "omp_num_threads", "0"), -ERANGE);
+	/* Workers wait for the next run by default; 0 is "at once". */
+	CU_ASSERT(c.worker_spin_us > 0);
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "worker_spin_us", "0"), 0);
+	CU_ASSERT_EQUAL(c.worker_spin_us, 0);
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "worker_spin_us", "1000000"), 0);
+	CU_ASSERT_EQUAL(c.worker_spin_us, 1000000);
+	CU_ASSERT_EQUAL(shxd_config_set(&c, "worker_spin_us", "1000001"),
+			-ERANGE);
+	CU_ASSERT_EQUAL(c.worker_spin_us, 1000000);
 	CU_ASSERT_EQUAL(shxd_config_set(&c, "max_weight_sets", "2"), 0);
 	CU_ASSERT_EQUAL(shxd_config_set(&c, "model_dir", "/srv/models"), 0);
 	CU_ASSERT_STRING_EQUAL(c.model_dir, "/srv/models");
