@@ -24,7 +24,7 @@
 #define DEF_ENGINE_THREADS	1
 #define DEF_MAX_BATCH		SHXD_DEF_MAX_BATCH
 #define DEF_MAX_WSETS		SHXD_DEF_MAX_WSETS
-/* Longer than the gap between a decode loop's runs (100-250 us on a
+/* Longer than the gap between a decode loop's runs (100-300 us on a
  * 2-vCPU VM: the job's round trip through broker and client). */
 #define DEF_WORKER_SPIN_US	500
 
