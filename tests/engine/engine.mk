@@ -44,7 +44,10 @@ $(B)/syshaxd-amx-model: $(SHXD_OBJS) $(SHXD_BROKER_OBJS) $(SHRT_A) \
 		$(shell $(PKG_CONFIG) --libs libsystemd)
 
 .PHONY: check-engine-ops-amx-model
-check-engine-ops-amx-model: $(ENGINE_OPS_BIN) $(B)/syshaxd $(B)/syshaxd-amx-model
+# The kernels' model test is the probe: built first, or make -j's order
+# would make a missing binary read as a CPU without AVX-512 BF16.
+check-engine-ops-amx-model: $(ENGINE_OPS_BIN) $(B)/syshaxd $(B)/syshaxd-amx-model \
+		$(B)/tests/unit/kernels_ut-amx-model
 	@if ! SYSHAX_ISA=amx $(B)/tests/unit/kernels_ut-amx-model >/dev/null; then \
 		echo "SKIP: check-engine-ops-amx-model: no AVX-512 BF16 here"; \
 	else \
