@@ -24,8 +24,9 @@
 #define DEF_ENGINE_THREADS	1
 #define DEF_MAX_BATCH		SHXD_DEF_MAX_BATCH
 #define DEF_MAX_WSETS		SHXD_DEF_MAX_WSETS
-/* Longer than the gap between a decode loop's runs (100-300 us on a
- * 2-vCPU VM: the job's round trip through broker and client). */
+/* The most the workers poll between runs: longer than the gap between a
+ * decode loop's steps (100-300 us on a 2-vCPU VM: the job's round trip
+ * through broker and client). */
 #define DEF_WORKER_SPIN_US	500
 
 static int parse_ull(const char *s, unsigned long long max,
@@ -367,9 +368,9 @@ static void usage(FILE *f, const char *prog)
 "                           OMP_NUM_THREADS; default: one per allowed CPU)\n"
 "      --cpu-affinity LIST  worker CPUs, e.g. 0-159:2,1 (key cpu_affinity,\n"
 "                           CUSTOM_CPU_AFFINITY; default: allowed CPUs)\n"
-"      --worker-spin-us N   workers wait N µs for the next run before they\n"
-"                           sleep, yielding meanwhile (default %u; 0: sleep\n"
-"                           at once)\n"
+"      --worker-spin-us N   workers poll up to N µs for the next run before\n"
+"                           they sleep, yielding meanwhile, as long as that\n"
+"                           catches runs (default %u; 0: sleep at once)\n"
 "      --quantize Q         none, q8_0 or q4_0: what float weights become on\n"
 "                           load (key quantize, SYSHAX_QUANTIZE; default none)\n"
 "      --cpu-max-batch-size N  tokens batched into one run (default %u)\n"

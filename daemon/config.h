@@ -43,8 +43,8 @@ struct shxd_config {
 	 * OMP_NUM_THREADS, CUSTOM_CPU_AFFINITY, SYSHAX_QUANTIZE. */
 	unsigned int omp_num_threads;	/* worker threads; 0: one per CPU */
 	char cpu_affinity[256];		/* "a-b:step,c"; "": allowed CPUs */
-	/* µs workers wait for the next run before they sleep (the longer
-	 * of this and engine_poll_us); 0: at once. */
+	/* The most µs workers poll for the next run before they sleep (the
+	 * longer of this and engine_poll_us); 0: never. */
 	unsigned int worker_spin_us;
 	int quantize;			/* enum shxk_type; SHXK_F32: none */
 	unsigned int cpu_max_batch_size; /* tokens per batched run */

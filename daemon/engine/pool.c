@@ -92,7 +92,10 @@ struct shxd_pool {
 	pthread_cond_t done;		/* caller: the last worker finished */
 	unsigned long gen;		/* runs started */
 	unsigned int running;		/* workers still in this run */
-	uint64_t spin_ns;		/* poll before sleeping (conf poll_us) */
+	/* Workers poll spin_ns for the next run before they sleep, a window
+	 * shxd_pool_spin_next fits to the gaps between runs, up to spin_max
+	 * (conf poll_us); end_ns: when the last run's last worker finished. */
+	uint64_t spin_ns, spin_max_ns, end_ns;
 	bool stop;
 	shxd_pool_fn fn;
 	void *arg;
@@ -192,6 +195,15 @@ static void spin_until(const unsigned long *word, unsigned long old,
 		sched_yield();
 }
 
+uint64_t shxd_pool_spin_next(uint64_t spin, uint64_t gap, uint64_t max)
+{
+	if (gap <= spin)
+		return spin;		/* the workers were still polling */
+	if (gap <= max)
+		return 2 * gap < max ? 2 * gap : max;
+	return spin / 2;		/* polling longer would not have helped */
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *wk = arg;
@@ -209,7 +221,8 @@ static void *worker_main(void *arg)
 		shxd_pool_fn fn;
 		void *fa;
 
-		spin_until(&p->gen, seen, p->spin_ns);
+		spin_until(&p->gen, seen,
+			   __atomic_load_n(&p->spin_ns, __ATOMIC_RELAXED));
 		pthread_mutex_lock(&p->lock);
 		while (!p->stop && p->gen == seen)
 			pthread_cond_wait(&p->wake, &p->lock);
@@ -225,8 +238,10 @@ static void *worker_main(void *arg)
 		fn(fa, &wk->w);
 
 		pthread_mutex_lock(&p->lock);
-		if (--p->running == 0)
+		if (--p->running == 0) {
+			p->end_ns = mono_ns();
 			pthread_cond_signal(&p->done);
+		}
 		pthread_mutex_unlock(&p->lock);
 	}
 }
@@ -388,7 +403,8 @@ int shxd_pool_create(const struct shxd_pool_conf *conf,
 		goto err;
 	}
 	p->nthreads = (unsigned int)n;
-	p->spin_ns = (uint64_t)conf->poll_us * 1000;
+	p->spin_max_ns = (uint64_t)conf->poll_us * 1000;
+	p->spin_ns = p->spin_max_ns;
 	p->workers = calloc((size_t)n, sizeof(*p->workers));
 	if (!p->workers) {
 		ret = -ENOMEM;
@@ -501,6 +517,12 @@ static void claims_reset(struct shxd_pool *p, unsigned int i)
 void shxd_pool_run(struct shxd_pool *p, shxd_pool_fn fn, void *arg)
 {
 	pthread_mutex_lock(&p->lock);
+	if (p->end_ns)
+		__atomic_store_n(&p->spin_ns,
+				 shxd_pool_spin_next(p->spin_ns,
+						     mono_ns() - p->end_ns,
+						     p->spin_max_ns),
+				 __ATOMIC_RELAXED);
 	p->fn = fn;
 	p->arg = arg;
 	p->running = p->nthreads;

@@ -15,6 +15,7 @@
 #define SHXD_POOL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #include "syshax.h"
@@ -29,8 +30,8 @@ struct shxd_pool_conf {
 	/* CUSTOM_CPU_AFFINITY: "a-b:step,c,..." CPUs in order; "" or NULL:
 	 * the process's affinity mask. */
 	const char *affinity;
-	/* Between runs, workers poll this long for the next before they
-	 * sleep (worker_spin_us or engine_poll_us); 0: never. */
+	/* Between runs, workers poll up to this long for the next before
+	 * they sleep (worker_spin_us or engine_poll_us); 0: never. */
 	unsigned int poll_us;
 };
 
@@ -75,6 +76,14 @@ void shxd_pool_run(struct shxd_pool *p, shxd_pool_fn fn, void *arg);
 void shxd_pool_barrier(struct shxd_pool *p, const struct shxd_worker *w);
 /* The same over every thread of every pool (a phase that reads what
  * other nodes wrote). */
+/*
+ * The workers' polling window after a run whose next came gap ns after
+ * it ended, as KVM fits its halt polling: kept if it caught the run,
+ * twice the gap (up to max) if a longer one would have, halved if none
+ * up to max would have. Decode steps come back to back and keep it;
+ * sparse jobs shrink it to nothing.
+ */
+uint64_t shxd_pool_spin_next(uint64_t spin, uint64_t gap, uint64_t max);
 void shxd_pool_gbarrier(struct shxd_pool *p, const struct shxd_worker *w);
 
 /*

@@ -130,6 +130,32 @@ static void t_runs_polled(void)
 	runs(2000);
 }
 
+#define US	1000ULL
+
+/* The polling window after each gap between runs. */
+static void t_spin_window(void)
+{
+	uint64_t spin = 500 * US;
+	int n;
+
+	/* Caught: kept. Missed by a little: twice the gap, up to max. */
+	CU_ASSERT_EQUAL(shxd_pool_spin_next(500 * US, 100 * US, 500 * US),
+			500 * US);
+	CU_ASSERT_EQUAL(shxd_pool_spin_next(100 * US, 150 * US, 500 * US),
+			300 * US);
+	CU_ASSERT_EQUAL(shxd_pool_spin_next(100 * US, 400 * US, 500 * US),
+			500 * US);
+	/* Sparse runs: halved each time, to nothing. */
+	for (n = 0; spin && n < 64; n++)
+		spin = shxd_pool_spin_next(spin, 2000 * US, 500 * US);
+	CU_ASSERT_EQUAL(spin, 0);
+	CU_ASSERT(n > 10);
+	/* Back to back again: one gap brings it back. */
+	CU_ASSERT_EQUAL(shxd_pool_spin_next(0, 150 * US, 500 * US), 300 * US);
+	/* No polling asked for: never any. */
+	CU_ASSERT_EQUAL(shxd_pool_spin_next(0, 10 * US, 0), 0);
+}
+
 /* Items of a claiming phase: not a multiple of the alignment. */
 #define CLAIM_N		1000
 #define CLAIM_ALIGN	32
@@ -221,6 +247,8 @@ int main(void)
 		{ "settings refused with a reason", t_refused },
 		{ "runs and node barriers", t_runs },
 		{ "runs with polling workers (engine_poll_us)", t_runs_polled },
+		{ "the polling window follows the gaps between runs",
+		  t_spin_window },
 		{ "claiming phases: every item once, late threads take less",
 		  t_claims },
 	};
