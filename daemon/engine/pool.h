@@ -76,6 +76,8 @@ void shxd_pool_run(struct shxd_pool *p, shxd_pool_fn fn, void *arg);
 void shxd_pool_barrier(struct shxd_pool *p, const struct shxd_worker *w);
 /* The same over every thread of every pool (a phase that reads what
  * other nodes wrote). */
+void shxd_pool_gbarrier(struct shxd_pool *p, const struct shxd_worker *w);
+
 /*
  * The workers' polling window after a run whose next came gap ns after
  * it ended, as KVM fits its halt polling: kept if it caught the run,
@@ -84,7 +86,6 @@ void shxd_pool_barrier(struct shxd_pool *p, const struct shxd_worker *w);
  * sparse jobs shrink it to nothing.
  */
 uint64_t shxd_pool_spin_next(uint64_t spin, uint64_t gap, uint64_t max);
-void shxd_pool_gbarrier(struct shxd_pool *p, const struct shxd_worker *w);
 
 /*
  * A claiming phase: the threads of w's pool take [*a, *b) of n items in
