@@ -45,22 +45,26 @@ static void kv_rows(const struct shxk_kv_cache *kv, const int32_t *block_table,
  * whole tile, then the weighted V rows.
  */
 void shxk_attn_tile_generic(enum shxk_type t, const float *q, size_t g,
-			    float scale, const void *const *k,
+			    size_t ng, float scale, const void *const *k,
 			    const void *const *v, size_t nr, size_t n,
 			    float *o, float *mx, float *l,
 			    struct shxk_attn_next *nx)
 {
+	size_t rowb = shxk_row_size(t, n);
+
 	(void)nx;	/* attn_pass loads the lines after the call */
-	for (size_t h = 0; h < g; h++) {
+	for (size_t h = 0; h < ng * g; h++) {
 		const float *qh = q + h * n;
 		float *oh = o + h * n, s[SHXK_ATTN_TILE], top = mx[h];
 		float corr = 1.0f, sum = 0.0f;
+		size_t off = h / g * rowb;
 
 		for (size_t r = 0; r < nr; r++) {
+			const uint8_t *kr = (const uint8_t *)k[r] + off;
 			float d = 0.0f;
 
 			for (size_t e = 0; e < n; e++)
-				d += qh[e] * kv_at(t, k[r], e);
+				d += qh[e] * kv_at(t, kr, e);
 			s[r] = d * scale;
 			top = fmaxf(top, s[r]);
 		}
@@ -78,14 +82,11 @@ void shxk_attn_tile_generic(enum shxk_type t, const float *q, size_t g,
 			float acc = oh[e] * corr;
 
 			for (size_t r = 0; r < nr; r++)
-				acc += s[r] * kv_at(t, v[r], e);
+				acc += s[r] * kv_at(t, (const uint8_t *)v[r] + off, e);
 			oh[e] = acc;
 		}
 	}
 }
-
-/* Query heads handled per pass over the context (stack state per head). */
-#define HEADS_PER_PASS 64
 
 /*
  * Loads one byte of each line of the next tile that an attn_tile call left
@@ -111,9 +112,9 @@ static void rows_at(const void *const *rows, size_t nr, size_t off,
 }
 
 /*
- * Heads [hs, hs + HEADS_PER_PASS at most) in one pass over the context:
- * the KV rows of a tile are read once for all their heads, the heads of
- * a GQA group in one attn_tile call. A tile's row addresses are found
+ * Heads [hs, hs + SHXK_ATTN_HEADS at most) in one pass over the context:
+ * the KV rows of a tile are read once for all their heads, the pass's
+ * whole GQA groups in one attn_tile call. A tile's row addresses are found
  * once, for the pass's first kv head, before the tile ahead of it runs
  * (which prefetches its lines).
  */
@@ -126,7 +127,7 @@ static void attn_pass(const struct shxk_kv_cache *kv, const int32_t *block_table
 	size_t rowb = shxk_row_size(kv->type, hd);
 	size_t ng = (he - 1) / group - g0 + 1, len = ng * rowb;
 	const void *kt[2][SHXK_ATTN_TILE], *vt[2][SHXK_ATTN_TILE];
-	float mx[HEADS_PER_PASS], l[HEADS_PER_PASS];
+	float mx[SHXK_ATTN_HEADS], l[SHXK_ATTN_HEADS];
 	int cur = 0;
 
 	for (size_t h = hs; h < he; h++) {
@@ -145,27 +146,33 @@ static void attn_pass(const struct shxk_kv_cache *kv, const int32_t *block_table
 		size_t nr = c1 - c < SHXK_ATTN_TILE ? c1 - c : SHXK_ATTN_TILE;
 		size_t nn = c1 - c - nr < SHXK_ATTN_TILE ? c1 - c - nr : SHXK_ATTN_TILE;
 
-		/* The next tile's lines, an even share to each kv head's call. */
+		/* The next tile's lines, a share to each call by its kv heads. */
 		struct shxk_attn_next nx = { .k = kt[cur ^ 1], .v = vt[cur ^ 1],
 					     .len = len };
 		size_t steps = nn * ((len + 63) / 64);
 
 		kv_rows(kv, block_table, kv->k, c + nr, nn, g0, kt[cur ^ 1]);
 		kv_rows(kv, block_table, kv->v, c + nr, nn, g0, vt[cur ^ 1]);
-		/* Each kv head's rows once for all its heads in [hs, he). */
+		/*
+		 * Each kv head's rows once for all its heads in [hs, he): the
+		 * whole groups in one call, a part of one at either end alone.
+		 */
 		for (size_t h = hs; h < he;) {
-			size_t g = h / group, h1 = (g + 1) * group < he ?
-				(g + 1) * group : he;
+			size_t g = h / group, gn = 1, gh = group;
 			const void *kr[SHXK_ATTN_TILE], *vr[SHXK_ATTN_TILE];
 
+			if (h % group || he - h < group)
+				gh = ((g + 1) * group < he ? (g + 1) * group : he) - h;
+			else
+				gn = (he - h) / group;
 			rows_at(kt[cur], nr, (g - g0) * rowb, kr);
 			rows_at(vt[cur], nr, (g - g0) * rowb, vr);
-			nx.left = steps * (g - g0 + 1) / ng - steps * (g - g0) / ng;
-			ops->attn_tile(kv->type, q + h * hd, h1 - h, scale, kr, vr,
+			nx.left = steps * (g - g0 + gn) / ng - steps * (g - g0) / ng;
+			ops->attn_tile(kv->type, q + h * hd, gh, gn, scale, kr, vr,
 				       nr, hd, out + h * hd, mx + (h - hs),
 				       l + (h - hs), &nx);
 			kv_touch_rest(&nx);
-			h = h1;
+			h += gh * gn;
 		}
 	}
 	for (size_t h = hs; h < he; h++) {
@@ -193,9 +200,9 @@ int shxk_attn_decode(const struct shxk_kv_cache *kv, const int32_t *block_table,
 	    h1 > q_heads)
 		return -EINVAL;
 	group = q_heads / kv->kv_heads;
-	for (size_t h = h0; h < h1; h += HEADS_PER_PASS)
+	for (size_t h = h0; h < h1; h += SHXK_ATTN_HEADS)
 		attn_pass(kv, block_table, q, scale, c0, c1, out, ml, group, h,
-			  h1 - h < HEADS_PER_PASS ? h1 : h + HEADS_PER_PASS);
+			  h1 - h < SHXK_ATTN_HEADS ? h1 : h + SHXK_ATTN_HEADS);
 	return 0;
 }
 

@@ -60,20 +60,24 @@ struct shxk_gemm_args {
 typedef void (*shxk_gemm_fn)(const struct shxk_gemm_args *a);
 /* Context positions per softmax step of decode attention. */
 #define SHXK_ATTN_TILE 16
+/* Query heads of one pass over the context (and one attn_tile call). */
+#define SHXK_ATTN_HEADS 64
 /*
- * One softmax step of decode attention for g query heads sharing one kv
- * head: q and o are g rows of n floats, k[r] and v[r] the K and V rows
- * (type t, n values) of nr <= SHXK_ATTN_TILE positions. Scores are q . k
- * * scale; the running max mx[h] and exp-sum l[h] are updated and o[h]
- * rescaled to the new max before the tile's weighted V rows are added;
- * meanwhile the call may prefetch the lines nx holds (below).
+ * One softmax step of decode attention for ng groups of g query heads,
+ * ng * g <= SHXK_ATTN_HEADS: q and o are ng * g rows of n floats, group i
+ * shares one kv head, whose K and V rows (type t, n values) for nr <=
+ * SHXK_ATTN_TILE positions are k[r] and v[r] plus i row sizes (the kv
+ * heads of a position lie side by side). Scores are q . k * scale; the
+ * running max mx[h] and exp-sum l[h] are updated and o[h] rescaled to the
+ * new max before the tile's weighted V rows are added; meanwhile the call
+ * may prefetch the lines nx holds (below).
  */
 struct shxk_attn_next;
 typedef void (*shxk_attn_tile_fn)(enum shxk_type t, const float *q, size_t g,
-				  float scale, const void *const *k,
-				  const void *const *v, size_t nr, size_t n,
-				  float *o, float *mx, float *l,
-				  struct shxk_attn_next *nx);
+				  size_t ng, float scale,
+				  const void *const *k, const void *const *v,
+				  size_t nr, size_t n, float *o, float *mx,
+				  float *l, struct shxk_attn_next *nx);
 
 /*
  * The next tile's K and V lines that an attn_tile call prefetches, a step
@@ -97,6 +101,16 @@ static inline void shxk_attn_next_advance(struct shxk_attn_next *nx)
 		nx->o = 0;
 		nx->r++;
 	}
+}
+
+/*
+ * Group i of ng's part of the share of prefetches a call got, added to
+ * what the groups before left: spread as the pass spreads them by call.
+ */
+static inline void shxk_attn_next_part(struct shxk_attn_next *nx, size_t share,
+				       size_t i, size_t ng)
+{
+	nx->left += share * (i + 1) / ng - share * i / ng;
 }
 
 static inline void shxk_attn_next_step(struct shxk_attn_next *nx)
@@ -200,7 +214,7 @@ void shxk_act_q8_generic(const float *x, int8_t *qs, float *d, int32_t *s,
 			 size_t nb);
 
 void shxk_attn_tile_generic(enum shxk_type t, const float *q, size_t g,
-			    float scale, const void *const *k,
+			    size_t ng, float scale, const void *const *k,
 			    const void *const *v, size_t nr, size_t n,
 			    float *o, float *mx, float *l,
 			    struct shxk_attn_next *nx);

@@ -381,8 +381,8 @@ INLINE __m256 hsum8x256(const __m256 *v, const int nv)
 /* Scores of gh heads for K rows k[r, r + w): w x gh chains, q read once. */
 INLINE void attn_scores(enum shxk_type t, const int gh, const int w,
 			const float *q, float scale, const void *const *k,
-			size_t n, float p[][SHXK_ATTN_TILE], size_t r,
-			struct shxk_attn_next *nx)
+			size_t off, size_t n, float p[][SHXK_ATTN_TILE],
+			size_t r, struct shxk_attn_next *nx)
 {
 	__m256 acc[8];
 	float s[8];
@@ -399,7 +399,7 @@ INLINE void attn_scores(enum shxk_type t, const int gh, const int w,
 			qv[h] = _mm256_loadu_ps(q + h * n + e);
 		UNROLL
 		for (int j = 0; j < w; j++) {
-			__m256 kx = load_w(t, k[r + j], e);
+			__m256 kx = load_w(t, (const uint8_t *)k[r + j] + off, e);
 
 			UNROLL
 			for (int h = 0; h < gh; h++)
@@ -417,7 +417,7 @@ INLINE void attn_scores(enum shxk_type t, const int gh, const int w,
 
 /* o[h][e, e + 8w) = o * corr + sum over rows of p[h][r] v[r]: w x gh chains. */
 INLINE void attn_values(enum shxk_type t, const int gh, const int w,
-			const void *const *v, size_t nr, size_t n,
+			const void *const *v, size_t off, size_t nr, size_t n,
 			float p[][SHXK_ATTN_TILE], const __m256 *corr,
 			float *o, size_t e, struct shxk_attn_next *nx)
 {
@@ -438,7 +438,8 @@ INLINE void attn_values(enum shxk_type t, const int gh, const int w,
 			pv[h] = _mm256_set1_ps(p[h][r]);
 		UNROLL
 		for (int c = 0; c < w; c++) {
-			__m256 vx = load_w(t, v[r], e + 8 * c);
+			__m256 vx = load_w(t, (const uint8_t *)v[r] + off,
+					   e + 8 * c);
 
 			UNROLL
 			for (int h = 0; h < gh; h++)
@@ -458,8 +459,8 @@ INLINE void attn_values(enum shxk_type t, const int gh, const int w,
  */
 INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 		       float scale, const void *const *k, const void *const *v,
-		       size_t nr, size_t n, float *o, float *mx, float *l,
-		       struct shxk_attn_next *nx)
+		       size_t off, size_t nr, size_t n, float *o, float *mx,
+		       float *l, struct shxk_attn_next *nx)
 {
 	const int w = AT_WIDE(gh);
 	float p[AT_HEADS][SHXK_ATTN_TILE];
@@ -467,9 +468,9 @@ INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 	size_t r = 0, e = 0;
 
 	for (; r + w <= nr; r += w)
-		attn_scores(t, gh, w, q, scale, k, n, p, r, nx);
+		attn_scores(t, gh, w, q, scale, k, off, n, p, r, nx);
 	for (; r < nr; r++)
-		attn_scores(t, gh, 1, q, scale, k, n, p, r, nx);
+		attn_scores(t, gh, 1, q, scale, k, off, n, p, r, nx);
 	UNROLL
 	for (int h = 0; h < gh; h++) {
 		__m256 s0, s1;
@@ -495,30 +496,27 @@ INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 		corr[h] = _mm256_set1_ps(c);
 	}
 	for (; e + 8 * (size_t)w <= n; e += 8 * (size_t)w)
-		attn_values(t, gh, w, v, nr, n, p, corr, o, e, nx);
+		attn_values(t, gh, w, v, off, nr, n, p, corr, o, e, nx);
 	for (; e < n; e += 8)
-		attn_values(t, gh, 1, v, nr, n, p, corr, o, e, nx);
+		attn_values(t, gh, 1, v, off, nr, n, p, corr, o, e, nx);
 }
 
 /* One instance per head count: constant head loops keep acc[] in ymm. */
 #define ATTN_HEADS(T) do {						\
 	switch (gh) {							\
-	case 1: attn_heads(T, 1, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
-	case 2: attn_heads(T, 2, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
-	case 3: attn_heads(T, 3, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
-	default: attn_heads(T, 4, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
+	case 1: attn_heads(T, 1, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
+	case 2: attn_heads(T, 2, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
+	case 3: attn_heads(T, 3, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
+	default: attn_heads(T, 4, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
 	}								\
 } while (0)
 
-static void attn_tile(enum shxk_type t, const float *q, size_t g, float scale,
-		      const void *const *k, const void *const *v, size_t nr,
-		      size_t n, float *o, float *mx, float *l,
-		      struct shxk_attn_next *nx)
+/* The g heads of one kv head, its rows at k[r] + off. */
+static void attn_group(enum shxk_type t, const float *q, size_t g, float scale,
+		       const void *const *k, const void *const *v, size_t off,
+		       size_t nr, size_t n, float *o, float *mx, float *l,
+		       struct shxk_attn_next *nx)
 {
-	if (n % 8) {
-		shxk_attn_tile_generic(t, q, g, scale, k, v, nr, n, o, mx, l, nx);
-		return;
-	}
 	/* The group in passes of even size (5 heads: 3 + 2, not 4 + 1). */
 	for (size_t h = 0, left = (g + AT_HEADS - 1) / AT_HEADS; h < g; left--) {
 		size_t gh = (g - h + left - 1) / left;
@@ -532,6 +530,26 @@ static void attn_tile(enum shxk_type t, const float *q, size_t g, float scale,
 		else
 			ATTN_HEADS(SHXK_F32);
 		h += gh;
+	}
+}
+
+static void attn_tile(enum shxk_type t, const float *q, size_t g, size_t ng,
+		      float scale, const void *const *k, const void *const *v,
+		      size_t nr, size_t n, float *o, float *mx, float *l,
+		      struct shxk_attn_next *nx)
+{
+	size_t rowb = shxk_row_size(t, n), share = nx->left;
+
+	if (n % 8) {
+		shxk_attn_tile_generic(t, q, g, ng, scale, k, v, nr, n, o, mx,
+				       l, nx);
+		return;
+	}
+	nx->left = 0;
+	for (size_t i = 0; i < ng; i++) {
+		shxk_attn_next_part(nx, share, i, ng);
+		attn_group(t, q + i * g * n, g, scale, k, v, i * rowb, nr, n,
+			   o + i * g * n, mx + i * g, l + i * g, nx);
 	}
 }
 

@@ -340,8 +340,9 @@ INLINE __mmask16 at_mask(size_t n, size_t e)
  * s[h]; rows past nr read row 0 (their lanes are masked off later).
  */
 INLINE void at_scores(enum shxk_type t, const int gh, const int RG,
-		      const float *q, const void *const *k, size_t nr,
-		      size_t n, size_t r, __m512 *s, struct shxk_attn_next *nx)
+		      const float *q, const void *const *k, size_t off,
+		      size_t nr, size_t n, size_t r, __m512 *s,
+		      struct shxk_attn_next *nx)
 {
 	const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
 					       10, 11, 12, 13, 14, 15);
@@ -351,7 +352,7 @@ INLINE void at_scores(enum shxk_type t, const int gh, const int RG,
 
 	UNROLL
 	for (int j = 0; j < RG; j++)
-		kr[j] = k[r + j < nr ? r + j : 0];
+		kr[j] = (const uint8_t *)k[r + j < nr ? r + j : 0] + off;
 	UNROLL
 	for (int i = 0; i < RG * gh; i++)
 		acc[i] = _mm512_setzero_ps();
@@ -386,7 +387,7 @@ INLINE void at_scores(enum shxk_type t, const int gh, const int RG,
 
 /* o[h][e0, e0 + 16 CV) = o * corr + sum over rows of p[h][r] v[r]. */
 INLINE void at_values(enum shxk_type t, const int gh, const int CV,
-		      const void *const *v, size_t nr, size_t n,
+		      const void *const *v, size_t off, size_t nr, size_t n,
 		      float p[][SHXK_ATTN_TILE], const __m512 *corr, float *o,
 		      size_t e0, struct shxk_attn_next *nx)
 {
@@ -408,7 +409,8 @@ INLINE void at_values(enum shxk_type t, const int gh, const int CV,
 		shxk_attn_next_step(nx);
 		UNROLL
 		for (int c = 0; c < CV; c++)
-			vx[c] = load_w(t, v[r], e0 + 16 * c, m[c]);
+			vx[c] = load_w(t, (const uint8_t *)v[r] + off,
+				       e0 + 16 * c, m[c]);
 		UNROLL
 		for (int h = 0; h < gh; h++) {
 			__m512 pb = _mm512_set1_ps(p[h][r]);
@@ -426,25 +428,15 @@ INLINE void at_values(enum shxk_type t, const int gh, const int CV,
 }
 
 /*
- * gh <= AT_HEADS heads of one kv head: each K and V row is widened once
- * for all of them, the scores stay in zmm (lane = row) through the
- * softmax step.
+ * The softmax step of gh heads over the tile's scores s[h] (lane = row):
+ * weights to p[h], each head's rescale factor to corr[h].
  */
-INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
-		       float scale, const void *const *k, const void *const *v,
-		       size_t nr, size_t n, float *o, float *mx, float *l,
-		       struct shxk_attn_next *nx)
+INLINE void at_softmax(const int gh, const __m512 *s, float scale, size_t nr,
+		       float *mx, float *l, float p[][SHXK_ATTN_TILE],
+		       __m512 *corr)
 {
-	const int RG = AT_ROWS(gh), CV = AT_CHUNKS(gh);
 	__mmask16 rm = (__mmask16)((1u << nr) - 1);
-	__m512 s[AT_HEADS], corr[AT_HEADS];
-	float p[AT_HEADS][SHXK_ATTN_TILE];
 
-	UNROLL
-	for (int h = 0; h < gh; h++)
-		s[h] = _mm512_setzero_ps();
-	for (size_t r = 0; r < nr; r += RG)
-		at_scores(t, gh, RG, q, k, nr, n, r, s, nx);
 	UNROLL
 	for (int h = 0; h < gh; h++) {
 		__m512 x = _mm512_mul_ps(s[h], _mm512_set1_ps(scale));
@@ -460,42 +452,143 @@ INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 		_mm512_storeu_ps(p[h], x);
 		corr[h] = _mm512_set1_ps(c);
 	}
-	for (size_t e0 = 0; e0 < n; e0 += 16 * (size_t)CV)
-		at_values(t, gh, CV, v, nr, n, p, corr, o, e0, nx);
 }
 
+/*
+ * gh <= AT_HEADS heads of one kv head: each K and V row is widened once
+ * for all of them, the scores stay in zmm (lane = row) through the
+ * softmax step.
+ */
+INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
+		       float scale, const void *const *k, const void *const *v,
+		       size_t off, size_t nr, size_t n, float *o, float *mx,
+		       float *l, struct shxk_attn_next *nx)
+{
+	const int RG = AT_ROWS(gh), CV = AT_CHUNKS(gh);
+	__m512 s[AT_HEADS], corr[AT_HEADS];
+	float p[AT_HEADS][SHXK_ATTN_TILE];
+
+	UNROLL
+	for (int h = 0; h < gh; h++)
+		s[h] = _mm512_setzero_ps();
+	for (size_t r = 0; r < nr; r += RG)
+		at_scores(t, gh, RG, q, k, off, nr, n, r, s, nx);
+	at_softmax(gh, s, scale, nr, mx, l, p, corr);
+	for (size_t e0 = 0; e0 < n; e0 += 16 * (size_t)CV)
+		at_values(t, gh, CV, v, off, nr, n, p, corr, o, e0, nx);
+}
+
+/*
+ * ng groups of gh heads, group i against K and V rows k[r] + i row sizes
+ * (the kv heads of a position side by side). The scores run position by
+ * position through all groups, so that the tile's K is read in address
+ * order: for small groups the pass is bound by its reads, and each
+ * group's rows in turn, 2 KB apart, read slower (docs/kernels.md). The
+ * scores wait in memory; larger groups keep them in zmm (attn_heads).
+ */
+INLINE void attn_groups(enum shxk_type t, const int gh, size_t ng,
+			const float *q, float scale, const void *const *k,
+			const void *const *v, size_t nr, size_t n, float *o,
+			float *mx, float *l, struct shxk_attn_next *nx)
+{
+	const int RG = AT_ROWS(gh), CV = AT_CHUNKS(gh);
+	size_t rowb = shxk_row_size(t, n);
+	__m512 s[SHXK_ATTN_HEADS], corr[AT_HEADS];
+	float p[AT_HEADS][SHXK_ATTN_TILE];
+
+	for (size_t h = 0; h < ng * gh; h++)
+		s[h] = _mm512_setzero_ps();
+	for (size_t r = 0; r < nr; r += RG)
+		for (size_t i = 0; i < ng; i++)
+			at_scores(t, gh, RG, q + i * gh * n, k, i * rowb, nr,
+				  n, r, s + i * gh, nx);
+	for (size_t i = 0; i < ng; i++) {
+		at_softmax(gh, s + i * gh, scale, nr, mx + i * gh,
+			   l + i * gh, p, corr);
+		for (size_t e0 = 0; e0 < n; e0 += 16 * (size_t)CV)
+			at_values(t, gh, CV, v, i * rowb, nr, n, p, corr,
+				  o + i * gh * n, e0, nx);
+	}
+}
+
+/* Groups of at most this many heads go through attn_groups. */
+#define AT_GROUPS_HEADS 4
+
+#define ATTN_TYPE(CALL) do {						\
+	if (t == SHXK_F16)						\
+		CALL(SHXK_F16);						\
+	else if (t == SHXK_BF16)					\
+		CALL(SHXK_BF16);					\
+	else								\
+		CALL(SHXK_F32);						\
+} while (0)
+
 /* One instance per head count: constant head loops keep acc[] in zmm. */
-#define ATTN_HEADS(T) do {						\
-	switch (gh) {							\
-	case 1: attn_heads(T, 1, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
-	case 2: attn_heads(T, 2, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
-	case 3: attn_heads(T, 3, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
-	case 4: attn_heads(T, 4, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
-	case 5: attn_heads(T, 5, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
-	case 6: attn_heads(T, 6, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
-	case 7: attn_heads(T, 7, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
-	default: attn_heads(T, 8, qh, scale, k, v, nr, n, oh, mx + h, l + h, nx); break; \
+#define ATTN_GROUPS(T) do {						\
+	switch (g) {							\
+	case 1: attn_groups(T, 1, ng, q, scale, k, v, nr, n, o, mx, l, nx); break; \
+	case 2: attn_groups(T, 2, ng, q, scale, k, v, nr, n, o, mx, l, nx); break; \
+	case 3: attn_groups(T, 3, ng, q, scale, k, v, nr, n, o, mx, l, nx); break; \
+	default: attn_groups(T, 4, ng, q, scale, k, v, nr, n, o, mx, l, nx); break; \
 	}								\
 } while (0)
 
-static void attn_tile(enum shxk_type t, const float *q, size_t g, float scale,
-		      const void *const *k, const void *const *v, size_t nr,
-		      size_t n, float *o, float *mx, float *l,
-		      struct shxk_attn_next *nx)
+#define ATTN_HEADS(T) do {						\
+	switch (gh) {							\
+	case 4: attn_heads(T, 4, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
+	case 5: attn_heads(T, 5, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
+	case 6: attn_heads(T, 6, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
+	case 7: attn_heads(T, 7, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
+	default: attn_heads(T, 8, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
+	}								\
+} while (0)
+
+/* ng groups of g <= AT_GROUPS_HEADS heads. */
+static void tile_groups(enum shxk_type t, const float *q, size_t g, size_t ng,
+			float scale, const void *const *k, const void *const *v,
+			size_t nr, size_t n, float *o, float *mx, float *l,
+			struct shxk_attn_next *nx)
 {
-	/* The group in passes of even size (10 heads: 5 + 5, not 8 + 2). */
+	ATTN_TYPE(ATTN_GROUPS);
+}
+
+/*
+ * One group of g > AT_GROUPS_HEADS heads at k[r] + off, in passes of even
+ * size (10 heads: 5 + 5, not 8 + 2).
+ */
+static void tile_heads(enum shxk_type t, const float *q, size_t g,
+		       float scale, const void *const *k, const void *const *v,
+		       size_t off, size_t nr, size_t n, float *o, float *mx,
+		       float *l, struct shxk_attn_next *nx)
+{
 	for (size_t h = 0, left = (g + AT_HEADS - 1) / AT_HEADS; h < g; left--) {
 		size_t gh = (g - h + left - 1) / left;
 		const float *qh = q + h * n;
 		float *oh = o + h * n;
 
-		if (t == SHXK_F16)
-			ATTN_HEADS(SHXK_F16);
-		else if (t == SHXK_BF16)
-			ATTN_HEADS(SHXK_BF16);
-		else
-			ATTN_HEADS(SHXK_F32);
+		ATTN_TYPE(ATTN_HEADS);
 		h += gh;
+	}
+}
+
+static void attn_tile(enum shxk_type t, const float *q, size_t g, size_t ng,
+		      float scale, const void *const *k, const void *const *v,
+		      size_t nr, size_t n, float *o, float *mx, float *l,
+		      struct shxk_attn_next *nx)
+{
+	size_t share = nx->left;
+
+	if (g <= AT_GROUPS_HEADS) {
+		tile_groups(t, q, g, ng, scale, k, v, nr, n, o, mx, l, nx);
+		return;
+	}
+	/* Each group's calls their part of the prefetches, as the pass's. */
+	nx->left = 0;
+	for (size_t i = 0; i < ng; i++) {
+		shxk_attn_next_part(nx, share, i, ng);
+		tile_heads(t, q + i * g * n, g, scale, k, v,
+			   i * shxk_row_size(t, n), nr, n, o + i * g * n,
+			   mx + i * g, l + i * g, nx);
 	}
 }
 
