@@ -3,6 +3,8 @@
  * Armv8 NEON variant (baseline on aarch64). Integer dot products widen
  * s8 x s8 to s16 (vmull) and pairwise-add into s32: no dotprod needed.
  */
+#include <math.h>
+
 #include "neon.h"
 #include "../tile_driver.h"
 
@@ -139,6 +141,176 @@ void shxk_widen_neon(enum shxk_type t, const void *x, float *y, size_t n)
 						 load_w(SHXK_BF16, x, e));
 	for (size_t e = n4; e < n; e++)
 		y[e] = load_w1(t, x, e);
+}
+
+/* ---- decode attention ---- */
+
+/* Query heads per pass over a tile's K and V rows. */
+#define AT_HEADS 4
+
+/*
+ * s[h][r] = q[h] . k[r] * scale for gh heads, the rows two at a time (2 x
+ * gh FMA chains); n a multiple of 4. One prefetch step a row.
+ */
+INLINE void at_scores(enum shxk_type t, const int gh, const float *q,
+		      float scale, const void *const *k, size_t off, size_t nr,
+		      size_t n, float s[][SHXK_ATTN_TILE],
+		      struct shxk_attn_next *nx)
+{
+	for (size_t r = 0; r < nr; r += 2) {
+		const uint8_t *k0 = (const uint8_t *)k[r] + off;
+		const uint8_t *k1 = (const uint8_t *)k[r + 1 < nr ? r + 1 : r] + off;
+		float32x4_t acc[2][AT_HEADS];
+
+		shxk_attn_next_step(nx);
+		shxk_attn_next_step(nx);
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			acc[0][h] = acc[1][h] = vdupq_n_f32(0.0f);
+		for (size_t e = 0; e < n; e += 4) {
+			float32x4_t x0 = load_w(t, k0, e), x1 = load_w(t, k1, e);
+
+			UNROLL
+			for (int h = 0; h < gh; h++) {
+				float32x4_t qv = vld1q_f32(q + h * n + e);
+
+				acc[0][h] = vfmaq_f32(acc[0][h], x0, qv);
+				acc[1][h] = vfmaq_f32(acc[1][h], x1, qv);
+			}
+		}
+		UNROLL
+		for (int h = 0; h < gh; h++) {
+			s[h][r] = vaddvq_f32(acc[0][h]) * scale;
+			if (r + 1 < nr)
+				s[h][r + 1] = vaddvq_f32(acc[1][h]) * scale;
+		}
+	}
+}
+
+/*
+ * o[h][e, e + 4 CV) = o * corr + sum over rows of p[h][r] v[r]: gh x CV
+ * chains. One prefetch step a row.
+ */
+INLINE void at_values(enum shxk_type t, const int gh, const int CV,
+		      const void *const *v, size_t off, size_t nr, size_t n,
+		      float p[][SHXK_ATTN_TILE], const float *corr, float *o,
+		      size_t e, struct shxk_attn_next *nx)
+{
+	float32x4_t acc[AT_HEADS][4];
+
+	UNROLL
+	for (int h = 0; h < gh; h++)
+		UNROLL
+		for (int c = 0; c < CV; c++)
+			acc[h][c] = vmulq_n_f32(vld1q_f32(o + h * n + e + 4 * c),
+						corr[h]);
+	for (size_t r = 0; r < nr; r++) {
+		const uint8_t *vr = (const uint8_t *)v[r] + off;
+		float32x4_t vx[4];
+
+		shxk_attn_next_step(nx);
+		UNROLL
+		for (int c = 0; c < CV; c++)
+			vx[c] = load_w(t, vr, e + 4 * c);
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			UNROLL
+			for (int c = 0; c < CV; c++)
+				acc[h][c] = vfmaq_n_f32(acc[h][c], vx[c], p[h][r]);
+	}
+	UNROLL
+	for (int h = 0; h < gh; h++)
+		UNROLL
+		for (int c = 0; c < CV; c++)
+			vst1q_f32(o + h * n + e + 4 * c, acc[h][c]);
+}
+
+/*
+ * gh <= AT_HEADS heads of one kv head at k[r] + off: each K and V row is
+ * widened once for all of them; the softmax step as the generic tile's.
+ */
+INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
+		       float scale, const void *const *k, const void *const *v,
+		       size_t off, size_t nr, size_t n, float *o, float *mx,
+		       float *l, struct shxk_attn_next *nx)
+{
+	float p[AT_HEADS][SHXK_ATTN_TILE], corr[AT_HEADS];
+	size_t e = 0;
+
+	at_scores(t, gh, q, scale, k, off, nr, n, p, nx);
+	for (int h = 0; h < gh; h++) {
+		float top = mx[h], sum = 0.0f;
+
+		for (size_t r = 0; r < nr; r++)
+			top = fmaxf(top, p[h][r]);
+		/* New max: rescale what was summed under the old one. */
+		corr[h] = 1.0f;
+		if (top > mx[h]) {
+			corr[h] = expf(mx[h] - top);
+			mx[h] = top;
+		}
+		for (size_t r = 0; r < nr; r++) {
+			p[h][r] = expf(p[h][r] - top);
+			sum += p[h][r];
+		}
+		l[h] = l[h] * corr[h] + sum;
+	}
+	for (; e + 16 <= n; e += 16)
+		at_values(t, gh, 4, v, off, nr, n, p, corr, o, e, nx);
+	for (; e < n; e += 4)
+		at_values(t, gh, 1, v, off, nr, n, p, corr, o, e, nx);
+}
+
+/* One instance per head count: constant head loops keep acc[] in registers. */
+#define ATTN_HEADS(T) do {						\
+	switch (gh) {							\
+	case 1: attn_heads(T, 1, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
+	case 2: attn_heads(T, 2, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
+	case 3: attn_heads(T, 3, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
+	default: attn_heads(T, 4, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
+	}								\
+} while (0)
+
+/* The g heads of one kv head at k[r] + off, in passes of even size. */
+static void attn_group(enum shxk_type t, const float *q, size_t g, float scale,
+		       const void *const *k, const void *const *v, size_t off,
+		       size_t nr, size_t n, float *o, float *mx, float *l,
+		       struct shxk_attn_next *nx)
+{
+	for (size_t h = 0, left = (g + AT_HEADS - 1) / AT_HEADS; h < g; left--) {
+		size_t gh = (g - h + left - 1) / left;
+		const float *qh = q + h * n;
+		float *oh = o + h * n;
+
+		if (t == SHXK_F16)
+			ATTN_HEADS(SHXK_F16);
+		else if (t == SHXK_BF16)
+			ATTN_HEADS(SHXK_BF16);
+		else
+			ATTN_HEADS(SHXK_F32);
+		h += gh;
+	}
+}
+
+void shxk_attn_tile_neon(enum shxk_type t, const float *q, size_t g, size_t ng,
+			 float scale, const void *const *k, const void *const *v,
+			 size_t nr, size_t n, float *o, float *mx, float *l,
+			 struct shxk_attn_next *nx)
+{
+	size_t rowb = shxk_row_size(t, n), share = nx->left;
+
+	if (n % 4) {
+		shxk_attn_tile_generic(t, q, g, ng, scale, k, v, nr, n, o, mx,
+				       l, nx);
+		return;
+	}
+	/* Each group's calls their part of the prefetches, as the pass's. */
+	nx->left = 0;
+	for (size_t i = 0; i < ng; i++) {
+		shxk_attn_next_part(nx, share, i, ng);
+		attn_group(t, q + i * g * n, g, scale, k, v, i * rowb, nr, n,
+			   o + i * g * n, mx + i * g, l + i * g, nx);
+	}
 }
 
 /* ---- Q8_0 / Q4_0 ---- */

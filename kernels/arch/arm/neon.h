@@ -22,6 +22,10 @@ void shxk_gemm_f32_neon(const struct shxk_gemm_args *a);
 void shxk_gemm_f16_neon(const struct shxk_gemm_args *a);
 void shxk_gemm_bf16_neon(const struct shxk_gemm_args *a);
 void shxk_widen_neon(enum shxk_type t, const void *x, float *y, size_t n);
+void shxk_attn_tile_neon(enum shxk_type t, const float *q, size_t g, size_t ng,
+			 float scale, const void *const *k, const void *const *v,
+			 size_t nr, size_t n, float *o, float *mx, float *l,
+			 struct shxk_attn_next *nx);
 
 /* 16 quant bytes: contiguous (rows) or two 8-byte chunks step apart (X8). */
 INLINE uint8x16_t shxk_neon_ld16(const uint8_t *qs, size_t step, int x8)

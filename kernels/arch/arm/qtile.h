@@ -125,7 +125,7 @@ const struct shxk_ops shxk_ops_##var = {				\
 		[SHXK_Q8_0] = gemm_x8_q8_0_##var,			\
 		[SHXK_Q4_0] = gemm_x8_q4_0_##var,			\
 	},								\
-	.attn_tile = shxk_attn_tile_generic,				\
+	.attn_tile = shxk_attn_tile_neon,				\
 	.swiglu = shxk_swiglu_generic,					\
 	.widen = shxk_widen_neon,					\
 }

@@ -160,7 +160,7 @@ const struct shxk_ops shxk_ops_sve = {
 		[SHXK_Q8_0] = gemm_x8_q8_0,
 		[SHXK_Q4_0] = gemm_x8_q4_0,
 	},
-	.attn_tile = shxk_attn_tile_generic,
+	.attn_tile = shxk_attn_tile_neon,
 	.swiglu = shxk_swiglu_generic,
 	.widen = shxk_widen_neon,
 };
