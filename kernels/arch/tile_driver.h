@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * The GEMM tile walks every ISA variant shares. Macros rather than
- * functions so each call site's TILE (an always-inline tile with constant
- * row counts) stays inlined with its register-resident accumulators.
+ * The GEMM tile walks and the attention tile drivers every ISA variant
+ * shares. Macros rather than functions so each call site's TILE (an
+ * always-inline tile with constant row or head counts) stays inlined with
+ * its register-resident accumulators.
  */
 #ifndef SHXK_ARCH_TILE_DRIVER_H
 #define SHXK_ARCH_TILE_DRIVER_H
@@ -101,6 +102,54 @@
 			TILE(g_, gs_, NS);				\
 		for (g_ = g0_ + (NS) * gs_; g_ < g1_; g_++)		\
 			TILE(g_, 0, 1);					\
+	} while (0)
+
+/*
+ * Decode attention: CALL(T, GH, ...) with t's KV type and gh (1 to 4, the
+ * most heads a pass holds in AVX2's and NEON's registers) as constants.
+ */
+#define SHXK_ATTN_GH4(T, gh, CALL, ...)					\
+	do {								\
+		switch (gh) {						\
+		case 1: CALL(T, 1, __VA_ARGS__); break;			\
+		case 2: CALL(T, 2, __VA_ARGS__); break;			\
+		case 3: CALL(T, 3, __VA_ARGS__); break;			\
+		default: CALL(T, 4, __VA_ARGS__); break;		\
+		}							\
+	} while (0)
+
+#define SHXK_ATTN_TYPED(t, GH, ...)					\
+	do {								\
+		if ((t) == SHXK_F16)					\
+			GH(SHXK_F16, __VA_ARGS__);			\
+		else if ((t) == SHXK_BF16)				\
+			GH(SHXK_BF16, __VA_ARGS__);			\
+		else							\
+			GH(SHXK_F32, __VA_ARGS__);			\
+	} while (0)
+
+/*
+ * An attn_tile hook's ng groups of g heads one kv head at a time, group i
+ * (rows at k[r] + i row sizes) with its part of the call's prefetches, in
+ * passes of at most MAXH heads of even size (5 heads: 3 + 2, not 4 + 1):
+ * PASS(gh, h, off) runs heads [h, h + gh) of the call.
+ */
+#define SHXK_ATTN_GROUPS(nx, t, g, ng, n, MAXH, PASS)			\
+	do {								\
+		size_t share_ = (nx)->left, rowb_ = shxk_row_size(t, n);	\
+									\
+		(nx)->left = 0;						\
+		for (size_t i_ = 0; i_ < (ng); i_++) {			\
+			size_t h_ = 0, left_ = ((g) + (MAXH) - 1) / (MAXH);	\
+									\
+			shxk_attn_next_part(nx, share_, i_, ng);	\
+			for (; h_ < (g); left_--) {			\
+				size_t gh_ = ((g) - h_ + left_ - 1) / left_;	\
+									\
+				PASS(gh_, i_ * (g) + h_, i_ * rowb_);	\
+				h_ += gh_;				\
+			}						\
+		}							\
 	} while (0)
 
 #endif

@@ -261,56 +261,23 @@ INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 		at_values(t, gh, 1, v, off, nr, n, p, corr, o, e, nx);
 }
 
-/* One instance per head count: constant head loops keep acc[] in registers. */
-#define ATTN_HEADS(T) do {						\
-	switch (gh) {							\
-	case 1: attn_heads(T, 1, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
-	case 2: attn_heads(T, 2, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
-	case 3: attn_heads(T, 3, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
-	default: attn_heads(T, 4, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
-	}								\
-} while (0)
-
-/* The g heads of one kv head at k[r] + off, in passes of even size. */
-static void attn_group(enum shxk_type t, const float *q, size_t g, float scale,
-		       const void *const *k, const void *const *v, size_t off,
-		       size_t nr, size_t n, float *o, float *mx, float *l,
-		       struct shxk_attn_next *nx)
-{
-	for (size_t h = 0, left = (g + AT_HEADS - 1) / AT_HEADS; h < g; left--) {
-		size_t gh = (g - h + left - 1) / left;
-		const float *qh = q + h * n;
-		float *oh = o + h * n;
-
-		if (t == SHXK_F16)
-			ATTN_HEADS(SHXK_F16);
-		else if (t == SHXK_BF16)
-			ATTN_HEADS(SHXK_BF16);
-		else
-			ATTN_HEADS(SHXK_F32);
-		h += gh;
-	}
-}
+/* One instance per type and head count: acc[] stays in registers. */
+#define AT_CALL(T, GH, h, off)						\
+	attn_heads(T, GH, q + (h) * n, scale, k, v, off, nr, n, o + (h) * n, \
+		   mx + (h), l + (h), nx)
+#define AT_PASS(gh, h, off) SHXK_ATTN_TYPED(t, SHXK_ATTN_GH4, gh, AT_CALL, h, off)
 
 void shxk_attn_tile_neon(enum shxk_type t, const float *q, size_t g, size_t ng,
 			 float scale, const void *const *k, const void *const *v,
 			 size_t nr, size_t n, float *o, float *mx, float *l,
 			 struct shxk_attn_next *nx)
 {
-	size_t rowb = shxk_row_size(t, n), share = nx->left;
-
 	if (n % 4) {
 		shxk_attn_tile_generic(t, q, g, ng, scale, k, v, nr, n, o, mx,
 				       l, nx);
 		return;
 	}
-	/* Each group's calls their part of the prefetches, as the pass's. */
-	nx->left = 0;
-	for (size_t i = 0; i < ng; i++) {
-		shxk_attn_next_part(nx, share, i, ng);
-		attn_group(t, q + i * g * n, g, scale, k, v, i * rowb, nr, n,
-			   o + i * g * n, mx + i * g, l + i * g, nx);
-	}
+	SHXK_ATTN_GROUPS(nx, t, g, ng, n, AT_HEADS, AT_PASS);
 }
 
 /* ---- Q8_0 / Q4_0 ---- */

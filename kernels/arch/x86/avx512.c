@@ -514,34 +514,24 @@ INLINE void attn_groups(enum shxk_type t, const int gh, size_t ng,
 /* Groups of at most this many heads go through attn_groups. */
 #define AT_GROUPS_HEADS 4
 
-#define ATTN_TYPE(CALL) do {						\
-	if (t == SHXK_F16)						\
-		CALL(SHXK_F16);						\
-	else if (t == SHXK_BF16)					\
-		CALL(SHXK_BF16);					\
-	else								\
-		CALL(SHXK_F32);						\
-} while (0)
-
-/* One instance per head count: constant head loops keep acc[] in zmm. */
-#define ATTN_GROUPS(T) do {						\
-	switch (g) {							\
-	case 1: attn_groups(T, 1, ng, q, scale, k, v, nr, n, o, mx, l, nx); break; \
-	case 2: attn_groups(T, 2, ng, q, scale, k, v, nr, n, o, mx, l, nx); break; \
-	case 3: attn_groups(T, 3, ng, q, scale, k, v, nr, n, o, mx, l, nx); break; \
-	default: attn_groups(T, 4, ng, q, scale, k, v, nr, n, o, mx, l, nx); break; \
-	}								\
-} while (0)
-
-#define ATTN_HEADS(T) do {						\
-	switch (gh) {							\
-	case 4: attn_heads(T, 4, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
-	case 5: attn_heads(T, 5, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
-	case 6: attn_heads(T, 6, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
-	case 7: attn_heads(T, 7, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
-	default: attn_heads(T, 8, qh, scale, k, v, off, nr, n, oh, mx + h, l + h, nx); break; \
-	}								\
-} while (0)
+/* One instance per type and head count: the accumulators stay in zmm. */
+#define AT_GROUPS(T, G, unused)						\
+	attn_groups(T, G, ng, q, scale, k, v, nr, n, o, mx, l, nx)
+#define AT_HEADS_CALL(T, GH, h, off)					\
+	attn_heads(T, GH, q + (h) * n, scale, k, v, off, nr, n, o + (h) * n, \
+		   mx + (h), l + (h), nx)
+/* A pass of a larger group: 4 (9 heads: 5 + 4) to 8 heads. */
+#define AT_HEADS_GH(T, gh, h, off)					\
+	do {								\
+		switch (gh) {						\
+		case 4: AT_HEADS_CALL(T, 4, h, off); break;		\
+		case 5: AT_HEADS_CALL(T, 5, h, off); break;		\
+		case 6: AT_HEADS_CALL(T, 6, h, off); break;		\
+		case 7: AT_HEADS_CALL(T, 7, h, off); break;		\
+		default: AT_HEADS_CALL(T, 8, h, off); break;		\
+		}							\
+	} while (0)
+#define AT_PASS(gh, h, off) SHXK_ATTN_TYPED(t, AT_HEADS_GH, gh, h, off)
 
 /* ng groups of g <= AT_GROUPS_HEADS heads. */
 static void tile_groups(enum shxk_type t, const float *q, size_t g, size_t ng,
@@ -549,26 +539,16 @@ static void tile_groups(enum shxk_type t, const float *q, size_t g, size_t ng,
 			size_t nr, size_t n, float *o, float *mx, float *l,
 			struct shxk_attn_next *nx)
 {
-	ATTN_TYPE(ATTN_GROUPS);
+	SHXK_ATTN_TYPED(t, SHXK_ATTN_GH4, g, AT_GROUPS, 0);
 }
 
-/*
- * One group of g > AT_GROUPS_HEADS heads at k[r] + off, in passes of even
- * size (10 heads: 5 + 5, not 8 + 2).
- */
-static void tile_heads(enum shxk_type t, const float *q, size_t g,
+/* Groups of more heads, one after another, in passes of even size. */
+static void tile_heads(enum shxk_type t, const float *q, size_t g, size_t ng,
 		       float scale, const void *const *k, const void *const *v,
-		       size_t off, size_t nr, size_t n, float *o, float *mx,
-		       float *l, struct shxk_attn_next *nx)
+		       size_t nr, size_t n, float *o, float *mx, float *l,
+		       struct shxk_attn_next *nx)
 {
-	for (size_t h = 0, left = (g + AT_HEADS - 1) / AT_HEADS; h < g; left--) {
-		size_t gh = (g - h + left - 1) / left;
-		const float *qh = q + h * n;
-		float *oh = o + h * n;
-
-		ATTN_TYPE(ATTN_HEADS);
-		h += gh;
-	}
+	SHXK_ATTN_GROUPS(nx, t, g, ng, n, AT_HEADS, AT_PASS);
 }
 
 static void attn_tile(enum shxk_type t, const float *q, size_t g, size_t ng,
@@ -576,20 +556,10 @@ static void attn_tile(enum shxk_type t, const float *q, size_t g, size_t ng,
 		      size_t nr, size_t n, float *o, float *mx, float *l,
 		      struct shxk_attn_next *nx)
 {
-	size_t share = nx->left;
-
-	if (g <= AT_GROUPS_HEADS) {
+	if (g <= AT_GROUPS_HEADS)
 		tile_groups(t, q, g, ng, scale, k, v, nr, n, o, mx, l, nx);
-		return;
-	}
-	/* Each group's calls their part of the prefetches, as the pass's. */
-	nx->left = 0;
-	for (size_t i = 0; i < ng; i++) {
-		shxk_attn_next_part(nx, share, i, ng);
-		tile_heads(t, q + i * g * n, g, scale, k, v,
-			   i * shxk_row_size(t, n), nr, n, o + i * g * n,
-			   mx + i * g, l + i * g, nx);
-	}
+	else
+		tile_heads(t, q, g, ng, scale, k, v, nr, n, o, mx, l, nx);
 }
 
 /* ---- Q8_0 / Q4_0, row-major ---- */
