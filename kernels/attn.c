@@ -55,8 +55,7 @@ void shxk_attn_tile_generic(enum shxk_type t, const float *q, size_t g,
 	(void)nx;	/* attn_pass loads the lines after the call */
 	for (size_t h = 0; h < ng * g; h++) {
 		const float *qh = q + h * n;
-		float *oh = o + h * n, s[SHXK_ATTN_TILE], top = mx[h];
-		float corr = 1.0f, sum = 0.0f;
+		float *oh = o + h * n, s[SHXK_ATTN_TILE], corr;
 		size_t off = h / g * rowb;
 
 		for (size_t r = 0; r < nr; r++) {
@@ -66,18 +65,8 @@ void shxk_attn_tile_generic(enum shxk_type t, const float *q, size_t g,
 			for (size_t e = 0; e < n; e++)
 				d += qh[e] * kv_at(t, kr, e);
 			s[r] = d * scale;
-			top = fmaxf(top, s[r]);
 		}
-		/* New max: rescale what was summed under the old one. */
-		if (top > mx[h]) {
-			corr = expf(mx[h] - top);
-			mx[h] = top;
-		}
-		for (size_t r = 0; r < nr; r++) {
-			s[r] = expf(s[r] - top);
-			sum += s[r];
-		}
-		l[h] = l[h] * corr + sum;
+		corr = shxk_attn_softmax(s, nr, mx + h, l + h);
 		for (size_t e = 0; e < n; e++) {
 			float acc = oh[e] * corr;
 

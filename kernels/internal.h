@@ -7,6 +7,7 @@
 #ifndef SHXK_INTERNAL_H
 #define SHXK_INTERNAL_H
 
+#include <math.h>
 #include <string.h>
 
 #include "shxk.h"
@@ -111,6 +112,30 @@ static inline void shxk_attn_next_part(struct shxk_attn_next *nx, size_t share,
 				       size_t i, size_t ng)
 {
 	nx->left += share * (i + 1) / ng - share * i / ng;
+}
+
+/*
+ * One head's softmax step over a tile's nr scores s (already scaled): s
+ * becomes the tile's weights, the running max mx and exp-sum l take the
+ * tile in; returns the factor that rescales what was summed before.
+ */
+static inline float shxk_attn_softmax(float *s, size_t nr, float *mx, float *l)
+{
+	float top = *mx, corr = 1.0f, sum = 0.0f;
+
+	for (size_t r = 0; r < nr; r++)
+		top = fmaxf(top, s[r]);
+	/* New max: rescale what was summed under the old one. */
+	if (top > *mx) {
+		corr = expf(*mx - top);
+		*mx = top;
+	}
+	for (size_t r = 0; r < nr; r++) {
+		s[r] = expf(s[r] - top);
+		sum += s[r];
+	}
+	*l = *l * corr + sum;
+	return corr;
 }
 
 static inline void shxk_attn_next_step(struct shxk_attn_next *nx)

@@ -3,8 +3,6 @@
  * Armv8 NEON variant (baseline on aarch64). Integer dot products widen
  * s8 x s8 to s16 (vmull) and pairwise-add into s32: no dotprod needed.
  */
-#include <math.h>
-
 #include "neon.h"
 #include "../tile_driver.h"
 
@@ -238,23 +236,8 @@ INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 	size_t e = 0;
 
 	at_scores(t, gh, q, scale, k, off, nr, n, p, nx);
-	for (int h = 0; h < gh; h++) {
-		float top = mx[h], sum = 0.0f;
-
-		for (size_t r = 0; r < nr; r++)
-			top = fmaxf(top, p[h][r]);
-		/* New max: rescale what was summed under the old one. */
-		corr[h] = 1.0f;
-		if (top > mx[h]) {
-			corr[h] = expf(mx[h] - top);
-			mx[h] = top;
-		}
-		for (size_t r = 0; r < nr; r++) {
-			p[h][r] = expf(p[h][r] - top);
-			sum += p[h][r];
-		}
-		l[h] = l[h] * corr[h] + sum;
-	}
+	for (int h = 0; h < gh; h++)
+		corr[h] = shxk_attn_softmax(p[h], nr, mx + h, l + h);
 	for (; e + 16 <= n; e += 16)
 		at_values(t, gh, 4, v, off, nr, n, p, corr, o, e, nx);
 	for (; e < n; e += 4)
