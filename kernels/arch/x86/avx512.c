@@ -515,8 +515,8 @@ INLINE void attn_groups(enum shxk_type t, const int gh, size_t ng,
 #define AT_GROUPS_HEADS 4
 
 /* One instance per type and head count: the accumulators stay in zmm. */
-#define AT_GROUPS(T, G, unused)						\
-	attn_groups(T, G, ng, q, scale, k, v, nr, n, o, mx, l, nx)
+#define AT_GROUPS(T, G, NG)						\
+	attn_groups(T, G, NG, q, scale, k, v, nr, n, o, mx, l, nx)
 #define AT_HEADS_CALL(T, GH, h, off)					\
 	attn_heads(T, GH, q + (h) * n, scale, k, v, off, nr, n, o + (h) * n, \
 		   mx + (h), l + (h), nx)
@@ -539,7 +539,7 @@ static void tile_groups(enum shxk_type t, const float *q, size_t g, size_t ng,
 			size_t nr, size_t n, float *o, float *mx, float *l,
 			struct shxk_attn_next *nx)
 {
-	SHXK_ATTN_TYPED(t, SHXK_ATTN_GH4, g, AT_GROUPS, 0);
+	SHXK_ATTN_TYPED(t, SHXK_ATTN_GH4, g, AT_GROUPS, ng);
 }
 
 /* Groups of more heads, one after another, in passes of even size. */
