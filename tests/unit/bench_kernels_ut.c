@@ -88,17 +88,39 @@ static void t_missing_ggml(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(g_out, "2048x768    q8_0"));
 }
 
+static void t_attn_heads(void)
+{
+	char *argv[] = { "kernels", "--json", "--attn-heads", "28/4,40/8",
+			 "--shapes", "2048x768", "--types", "q8_0", "--m", "1",
+			 "--threads", "1", "--no-ggml", "--no-dnnl", "--budget",
+			 "1", NULL };
+
+	/* One pair of rows (1 and 8 sequences) per head set, each named. */
+	CU_ASSERT_EQUAL(run(argv, 16, g_out, sizeof(g_out)), 0);
+	CU_ASSERT_EQUAL(count(g_out, "\"seqs\": "), 4);
+	CU_ASSERT_EQUAL(count(g_out, "\"q_heads\": 28, \"kv_heads\": 4"), 2);
+	CU_ASSERT_EQUAL(count(g_out, "\"q_heads\": 40, \"kv_heads\": 8"), 2);
+	CU_ASSERT_EQUAL(count(g_out, "\"seqs\": 1, \"threads\": 1, \"error\": 0"), 2);
+	CU_ASSERT_EQUAL(count(g_out, "\"seqs\": 8, \"threads\": 1, \"error\": 0"), 2);
+}
+
 static void t_usage(void)
 {
 	char *bad[] = { "kernels", "--shapes", "100x100", NULL };
+	char *heads[] = { "kernels", "--attn-heads", "32/5", NULL };
+	char *zero[] = { "kernels", "--attn-heads", "32/0", NULL };
 
 	CU_ASSERT_EQUAL(run(bad, 3, g_out, sizeof(g_out)), 2);
+	/* KV heads must divide the query heads. */
+	CU_ASSERT_EQUAL(run(heads, 3, g_out, sizeof(g_out)), 2);
+	CU_ASSERT_EQUAL(run(zero, 3, g_out, sizeof(g_out)), 2);
 }
 
 static const struct t_test g_tests[] = {
 	{ "JSON rows", t_json },
 	{ "wide M list", t_wide },
 	{ "missing ggml", t_missing_ggml },
+	{ "attention heads", t_attn_heads },
 	{ "usage error", t_usage },
 };
 

@@ -188,12 +188,13 @@ void ours_case_free(struct ours_case *c);
 
 /* Decode attention: one query token per sequence over an f16 paged cache. */
 #define BENCH_ATTN_CTX		4096
-#define BENCH_ATTN_Q_HEADS	32
-#define BENCH_ATTN_KV_HEADS	8
 #define BENCH_ATTN_HEAD_DIM	128
-/* Median seconds per call over @nseq sequences; *kv_bytes: K+V read. */
-int ours_attn_time(int nseq, int nthr, int warm, double budget_s,
-		   double *sec, double *kv_bytes);
+/*
+ * Median seconds per call over @nseq sequences of @q_heads query heads in
+ * groups over @kv_heads; *kv_bytes: K+V read.
+ */
+int ours_attn_time(int q_heads, int kv_heads, int nseq, int nthr, int warm,
+		   double budget_s, double *sec, double *kv_bytes);
 
 /* ---- peers ---- */
 

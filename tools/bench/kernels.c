@@ -71,6 +71,9 @@ static void usage(FILE *f)
 "  --ggml DIR        ggml libraries (default $SYSHAX_GGML_DIR); see\n"
 "                    tools/fetch-ggml.sh\n"
 "  --no-ggml, --no-dnnl, --no-attn   leave a peer or a part out\n"
+"  --attn-heads Q/KV,...  decode attention's query / kv heads (default\n"
+"                    32/8; the models' own: 32/8 Llama-3-8B, 28/4\n"
+"                    Qwen2.5-7B, 32/4 Qwen3-30B-A3B, 40/8 R1-Qwen-32B)\n"
 "  --no-repack       leave out ggml with its repack buffer type (the\n"
 "                    \"ggml rp\" column: q4_0 repacked as llama.cpp does)\n"
 "  --shapes KxN,...  default 4096x14336,14336x4096,2048x768,768x2048\n"
@@ -114,6 +117,18 @@ static int parse_shape(const char *s, void *dst, int i)
 	       0 : -1;
 }
 
+static int parse_heads(const char *s, void *dst, int i)
+{
+	struct attn_heads *h = (struct attn_heads *)dst + i;
+	char tail;
+
+	if (sscanf(s, "%d/%d%c", &h->q, &h->kv, &tail) != 2)
+		return -1;
+	/* Whole groups; SHXK_ATTN_HEADS (64) is no limit: passes split. */
+	return h->kv > 0 && h->q >= h->kv && h->q <= 256 && h->q % h->kv == 0 ?
+	       0 : -1;
+}
+
 static int parse_type(const char *s, void *dst, int i)
 {
 	for (int t = 0; t < BENCH_NWTYPES; t++)
@@ -135,7 +150,8 @@ static int parse_int(const char *s, void *dst, int i)
 	return 0;
 }
 
-enum { O_GGML = 256, O_NO_GGML, O_NO_DNNL, O_NO_ATTN, O_SHAPES, O_TYPES,
+enum { O_GGML = 256, O_NO_GGML, O_NO_DNNL, O_NO_ATTN, O_ATTN_HEADS,
+       O_SHAPES, O_TYPES,
        O_M, O_THREADS, O_LAYOUT, O_BUDGET, O_NO_REPACK, O_WIDE };
 
 static const struct option g_longopts[] = {
@@ -147,6 +163,7 @@ static const struct option g_longopts[] = {
 	{ "no-ggml", no_argument, NULL, O_NO_GGML },
 	{ "no-dnnl", no_argument, NULL, O_NO_DNNL },
 	{ "no-attn", no_argument, NULL, O_NO_ATTN },
+	{ "attn-heads", required_argument, NULL, O_ATTN_HEADS },
 	{ "no-repack", no_argument, NULL, O_NO_REPACK },
 	{ "wide", no_argument, NULL, O_WIDE },
 	{ "shapes", required_argument, NULL, O_SHAPES },
@@ -185,6 +202,10 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case O_NO_GGML: o->use_ggml = 0; break;
 		case O_NO_DNNL: o->use_dnnl = 0; break;
 		case O_NO_ATTN: o->attn = 0; break;
+		case O_ATTN_HEADS:
+			bad = parse_list(optarg, MAX_LIST, &o->nheads,
+					 parse_heads, o->heads);
+			break;
 		case O_NO_REPACK: o->use_repack = 0; break;
 		case O_WIDE: o->wide = 1; break;
 		case O_SHAPES:
@@ -223,11 +244,14 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		if (bad && li >= 0 && optarg)
 			fprintf(stderr, "syshax-bench kernels: bad --%s '%s' "
 				"(shapes KxN with K %% 32 == 0 and N %% 16 == 0, "
-				"M 1-256, at most %d threads here)\n",
+				"M 1-256, heads Q/KV with KV dividing Q <= 256, "
+				"at most %d threads here)\n",
 				g_longopts[li].name, optarg, ncpus);
 		usage(stderr);
 		return -1;
 	}
+	if (!o->nheads)
+		o->heads[o->nheads++] = (struct attn_heads){ 32, 8 };
 	for (i = 0; !shapes && i < NELEM(g_default_shapes); i++)
 		o->shapes[o->nshapes++] = g_default_shapes[i];
 	for (i = 0; !shapes && o->wide && i < NELEM(g_wide_shapes); i++)
@@ -440,16 +464,19 @@ static void measure_attn(struct run *r)
 	double budget = r->o.budget / BENCH_ROUNDS, sec;
 
 	fprintf(stderr, "kernels: decode attention\n");
-	for (int si = 0; si < 2; si++)
-		for (int ti = 0; ti < r->o.nthr; ti++)
-			r->attn[r->nattn++] = (struct attn_row){
-				.nseq = seqs[si], .nthr = r->o.thr[ti] };
+	for (int hi = 0; hi < r->o.nheads; hi++)
+		for (int si = 0; si < 2; si++)
+			for (int ti = 0; ti < r->o.nthr; ti++)
+				r->attn[r->nattn++] = (struct attn_row){
+					.h = r->o.heads[hi], .nseq = seqs[si],
+					.nthr = r->o.thr[ti] };
 	for (int round = 0; round < BENCH_ROUNDS; round++) {
 		for (size_t i = 0; i < r->nattn; i++) {
 			struct attn_row *a = &r->attn[i];
 
 			if (!a->err)
-				a->err = ours_attn_time(a->nseq, a->nthr, 0,
+				a->err = ours_attn_time(a->h.q, a->h.kv,
+							a->nseq, a->nthr, 0,
 							budget, &sec,
 							&a->bytes);
 			if (!a->err)
@@ -459,8 +486,8 @@ static void measure_attn(struct run *r)
 					       a->nthr, budget, &sec))
 				a->read = lower(a->read, sec);
 			if (!a->err && r->o.warm &&
-			    !ours_attn_time(a->nseq, a->nthr, 1, budget, &sec,
-					    &a->bytes))
+			    !ours_attn_time(a->h.q, a->h.kv, a->nseq, a->nthr,
+					    1, budget, &sec, &a->bytes))
 				a->warm = lower(a->warm, sec);
 		}
 	}

@@ -14,12 +14,18 @@ struct shape {
 	int k, n;
 };
 
+/* Query and kv heads of a decode-attention row (GQA groups of q / kv). */
+struct attn_heads {
+	int q, kv;
+};
+
 struct opts {
 	int json, warm, x8, attn, use_ggml, use_dnnl, use_repack, wide;
 	const char *ggml_dir;
 	double budget;
-	int nshapes, ntypes, nm, nthr;
+	int nshapes, ntypes, nm, nthr, nheads;
 	struct shape shapes[MAX_LIST];
+	struct attn_heads heads[MAX_LIST];
 	enum bench_wtype types[BENCH_NWTYPES];
 	int ms[MAX_LIST], thr[MAX_LIST];
 };
@@ -49,6 +55,7 @@ struct gemm_row {
 };
 
 struct attn_row {
+	struct attn_heads h;
 	int nseq, nthr, err;
 	double sec, warm, bytes, read;
 };
@@ -64,7 +71,7 @@ struct run {
 	struct limits lim[MAX_LIST];
 	struct gemm_row *rows;
 	size_t nrows;
-	struct attn_row attn[2 * MAX_LIST];
+	struct attn_row attn[2 * MAX_LIST * MAX_LIST];
 	size_t nattn;
 };
 

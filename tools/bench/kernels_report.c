@@ -161,13 +161,13 @@ static void print_row(const struct run *r, const struct gemm_row *g)
 static void print_attn(const struct run *r, const struct attn_row *a)
 {
 	if (a->err) {
-		printf("attn %d seq %d thr: error: %s\n", a->nseq, a->nthr,
-		       strerror(-a->err));
+		printf("attn %d/%d heads, %d seq %d thr: error: %s\n",
+		       a->h.q, a->h.kv, a->nseq, a->nthr, strerror(-a->err));
 		return;
 	}
 	printf("attn ctx %d, %d/%d heads, d %d, f16 KV: %d seq %d thr: "
 	       "%8.1f us, %6.1f GB/s KV, %3.0f%% of read BW (%.1f GB/s)",
-	       BENCH_ATTN_CTX, BENCH_ATTN_Q_HEADS, BENCH_ATTN_KV_HEADS,
+	       BENCH_ATTN_CTX, a->h.q, a->h.kv,
 	       BENCH_ATTN_HEAD_DIM, a->nseq, a->nthr, a->sec * 1e6,
 	       a->bytes / a->sec * 1e-9, attn_pct_bw(r, a),
 	       bar_gbps(r, a->nthr, a->bytes, a->read));
@@ -409,8 +409,8 @@ void kernels_print_json(const struct run *r)
 		printf("%s\n  {\"ctx\": %d, \"q_heads\": %d, \"kv_heads\": %d, "
 		       "\"head_dim\": %d, \"seqs\": %d, \"threads\": %d, "
 		       "\"error\": %d, ", i ? "," : "", BENCH_ATTN_CTX,
-		       BENCH_ATTN_Q_HEADS, BENCH_ATTN_KV_HEADS,
-		       BENCH_ATTN_HEAD_DIM, a->nseq, a->nthr, a->err);
+		       a->h.q, a->h.kv, BENCH_ATTN_HEAD_DIM, a->nseq,
+		       a->nthr, a->err);
 		jnum("us", a->err ? 0 : a->sec * 1e6, 0);
 		jnum("gbps", gbps, 0);
 		jnum("read_us", a->read * 1e6, 0);

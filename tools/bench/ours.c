@@ -220,7 +220,7 @@ struct attn_run {
 	int32_t *tables;	/* slots x blocks_per_seq block numbers */
 	float *q, *out;		/* nseq x q_heads x head_dim */
 	float *parts, *ml;	/* split-K partial outputs and max/sums */
-	size_t nseq, nparts, slots, use, next, bps;
+	size_t qh, nseq, nparts, slots, use, next, bps;
 	atomic_size_t claimed;		/* (sequence, context part) pairs */
 	struct bench_team *team;
 	int err[MAX_THREADS];
@@ -236,7 +236,7 @@ static void attn_rows(void *arg, int tid, int nthr)
 {
 	struct attn_run *r = arg;
 	size_t units = r->nseq * r->nparts, u;
-	size_t qsz = BENCH_ATTN_Q_HEADS * BENCH_ATTN_HEAD_DIM;
+	size_t qsz = r->qh * BENCH_ATTN_HEAD_DIM;
 	size_t blocks = BENCH_ATTN_CTX / ATTN_BLOCK;
 	float scale = 1.0f / 11.3137085f;	/* 1 / sqrt(128) */
 	int err = 0;
@@ -251,12 +251,10 @@ static void attn_rows(void *arg, int tid, int nthr)
 		int split = r->nparts > 1;
 
 		err = shxk_attn_decode(&r->kv, r->tables + slot * r->bps,
-				       r->q + s * qsz, BENCH_ATTN_Q_HEADS, scale,
-				       c0, c1,
+				       r->q + s * qsz, r->qh, scale, c0, c1,
 				       split ? r->parts + u * qsz : r->out + s * qsz,
-				       split ? r->ml + u * BENCH_ATTN_Q_HEADS * 2
-					     : NULL,
-				       0, BENCH_ATTN_Q_HEADS);
+				       split ? r->ml + u * r->qh * 2 : NULL,
+				       0, r->qh);
 	}
 	r->err[tid] = err;
 }
@@ -265,7 +263,7 @@ static int attn_call(void *arg)
 {
 	struct attn_run *r = arg;
 
-	size_t qsz = BENCH_ATTN_Q_HEADS * BENCH_ATTN_HEAD_DIM, s;
+	size_t qsz = r->qh * BENCH_ATTN_HEAD_DIM, s;
 	int err;
 
 	atomic_store_explicit(&r->claimed, 0, memory_order_relaxed);
@@ -275,26 +273,25 @@ static int attn_call(void *arg)
 	/* The merge is part of the call: a split sequence needs it. */
 	for (s = 0; !err && r->nparts > 1 && s < r->nseq; s++)
 		err = shxk_attn_merge(r->parts + s * r->nparts * qsz,
-				      r->ml + s * r->nparts *
-					      BENCH_ATTN_Q_HEADS * 2,
-				      r->nparts, BENCH_ATTN_Q_HEADS,
-				      BENCH_ATTN_HEAD_DIM, r->out + s * qsz, 0,
-				      BENCH_ATTN_Q_HEADS);
+				      r->ml + s * r->nparts * r->qh * 2,
+				      r->nparts, r->qh, BENCH_ATTN_HEAD_DIM,
+				      r->out + s * qsz, 0, r->qh);
 	return err;
 }
 
-int ours_attn_time(int nseq, int nthr, int warm, double budget_s,
-		   double *sec, double *kv_bytes)
+int ours_attn_time(int q_heads, int kv_heads, int nseq, int nthr, int warm,
+		   double budget_s, double *sec, double *kv_bytes)
 {
-	size_t hd = BENCH_ATTN_HEAD_DIM, qsz = BENCH_ATTN_Q_HEADS * hd;
-	size_t blk = ATTN_BLOCK * BENCH_ATTN_KV_HEADS * hd * 2;	/* f16 */
+	size_t hd = BENCH_ATTN_HEAD_DIM, qsz = (size_t)q_heads * hd;
+	size_t blk = ATTN_BLOCK * (size_t)kv_heads * hd * 2;	/* f16 */
 	size_t seq_bytes = 2 * BENCH_ATTN_CTX / ATTN_BLOCK * blk;
-	struct attn_run r = { .nseq = (size_t)nseq };
+	struct attn_run r = { .qh = (size_t)q_heads, .nseq = (size_t)nseq };
 	size_t nblocks, i, half;
 	char *pool = NULL;
 	int err = -ENOMEM;
 
-	if (nthr > MAX_THREADS || nseq < 1)
+	if (nthr > MAX_THREADS || nseq < 1 || kv_heads < 1 ||
+	    q_heads < kv_heads || q_heads % kv_heads)
 		return -EINVAL;
 	r.bps = BENCH_ATTN_CTX / ATTN_BLOCK;
 	r.nparts = ((size_t)nthr + (size_t)nseq - 1) / (size_t)nseq;
@@ -308,8 +305,7 @@ int ours_attn_time(int nseq, int nthr, int warm, double budget_s,
 	r.q = malloc((size_t)nseq * qsz * sizeof(float));
 	r.out = malloc((size_t)nseq * qsz * sizeof(float));
 	r.parts = malloc((size_t)nseq * r.nparts * qsz * sizeof(float));
-	r.ml = malloc((size_t)nseq * r.nparts * BENCH_ATTN_Q_HEADS * 2 *
-		      sizeof(float));
+	r.ml = malloc((size_t)nseq * r.nparts * r.qh * 2 * sizeof(float));
 	if (!pool || !r.tables || !r.q || !r.out || !r.parts || !r.ml)
 		goto out;
 	/* 0x3030 is a small finite f16: the values do not change the time. */
@@ -328,7 +324,7 @@ int ours_attn_time(int nseq, int nthr, int warm, double budget_s,
 	}
 	r.kv = (struct shxk_kv_cache){
 		.type = SHXK_F16, .block_size = ATTN_BLOCK,
-		.kv_heads = BENCH_ATTN_KV_HEADS, .head_dim = hd,
+		.kv_heads = (size_t)kv_heads, .head_dim = hd,
 		.k = pool, .v = pool + half,
 	};
 	err = bench_team_new(&r.team, nthr);
