@@ -336,19 +336,15 @@ INLINE __mmask16 at_mask(size_t n, size_t e)
 }
 
 /*
- * Scores of gh heads for the tile's rows [r, r + RG) into lanes r.. of
- * s[h]; rows past nr read row 0 (their lanes are masked off later).
+ * acc[j * gh + h] (16 partial sums each) = q[h] times the tile's row
+ * r + j, j < RG; rows past nr read row 0 (their scores are masked later).
  */
-INLINE void at_scores(enum shxk_type t, const int gh, const int RG,
-		      const float *q, const void *const *k, size_t off,
-		      size_t nr, size_t n, size_t r, __m512 *s,
-		      struct shxk_attn_next *nx)
+INLINE void at_dots(enum shxk_type t, const int gh, const int RG,
+		    const float *q, const void *const *k, size_t off,
+		    size_t nr, size_t n, size_t r, __m512 *acc,
+		    struct shxk_attn_next *nx)
 {
-	const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
-					       10, 11, 12, 13, 14, 15);
 	const uint8_t *kr[8];
-	__m512 acc[16], hs;
-	__mmask16 lanes = (__mmask16)(((1u << RG) - 1) << r);
 
 	UNROLL
 	for (int j = 0; j < RG; j++)
@@ -373,6 +369,20 @@ INLINE void at_scores(enum shxk_type t, const int gh, const int RG,
 				acc[j * gh + h] = _mm512_fmadd_ps(kx, qv[h], acc[j * gh + h]);
 		}
 	}
+}
+
+/* Scores of gh heads for the tile's rows [r, r + RG) into lanes r.. of s[h]. */
+INLINE void at_scores(enum shxk_type t, const int gh, const int RG,
+		      const float *q, const void *const *k, size_t off,
+		      size_t nr, size_t n, size_t r, __m512 *s,
+		      struct shxk_attn_next *nx)
+{
+	const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+					       10, 11, 12, 13, 14, 15);
+	__m512 acc[16], hs;
+	__mmask16 lanes = (__mmask16)(((1u << RG) - 1) << r);
+
+	at_dots(t, gh, RG, q, k, off, nr, n, r, acc, nx);
 	/* Lane j * gh + h of hs: row r + j, head h; to lane r + j of s[h]. */
 	hs = hsum16(acc, RG * gh);
 	UNROLL
@@ -385,11 +395,36 @@ INLINE void at_scores(enum shxk_type t, const int gh, const int RG,
 	}
 }
 
-/* o[h][e0, e0 + 16 CV) = o * corr + sum over rows of p[h][r] v[r]. */
+/*
+ * Scores of gh heads (5 < gh <= AT_HEADS) for the tile's rows r and r + 1
+ * into sm row-major, AT_HEADS lanes a row: sm[row * AT_HEADS + h], 0 past
+ * gh. The tree's lanes are stored as they come, with no permute to a zmm
+ * per head: those and at_softmax's per-head reductions were a fifth of a
+ * tile of 8 heads (docs/kernels.md).
+ */
+INLINE void at_scores_packed(enum shxk_type t, const int gh, const float *q,
+			     const void *const *k, size_t off, size_t nr,
+			     size_t n, size_t r, float *sm,
+			     struct shxk_attn_next *nx)
+{
+	__m512 acc[16], hv[16];
+
+	at_dots(t, gh, 2, q, k, off, nr, n, r, acc, nx);
+	UNROLL
+	for (int j = 0; j < 2; j++)
+		UNROLL
+		for (int h = 0; h < AT_HEADS; h++)
+			hv[j * AT_HEADS + h] = h < gh ? acc[j * gh + h] :
+						 _mm512_setzero_ps();
+	_mm512_store_ps(sm + r * AT_HEADS, hsum16(hv, 16));
+}
+
+/* o[h][e0, e0 + 16 CV) = o * corr[h] + sum over rows of p[h ph + r pr] v[r]. */
 INLINE void at_values(enum shxk_type t, const int gh, const int CV,
 		      const void *const *v, size_t off, size_t nr, size_t n,
-		      float p[][SHXK_ATTN_TILE], const __m512 *corr, float *o,
-		      size_t e0, struct shxk_attn_next *nx)
+		      const float *p, const int ph, const int pr,
+		      const float *corr, float *o, size_t e0,
+		      struct shxk_attn_next *nx)
 {
 	__mmask16 m[4];
 	__m512 acc[AT_HEADS][4];
@@ -402,7 +437,8 @@ INLINE void at_values(enum shxk_type t, const int gh, const int CV,
 		UNROLL
 		for (int c = 0; c < CV; c++)
 			acc[h][c] = _mm512_mul_ps(_mm512_maskz_loadu_ps(m[c],
-						o + h * n + e0 + 16 * c), corr[h]);
+						o + h * n + e0 + 16 * c),
+						_mm512_set1_ps(corr[h]));
 	for (size_t r = 0; r < nr; r++) {
 		__m512 vx[4];
 
@@ -413,7 +449,7 @@ INLINE void at_values(enum shxk_type t, const int gh, const int CV,
 				       e0 + 16 * c, m[c]);
 		UNROLL
 		for (int h = 0; h < gh; h++) {
-			__m512 pb = _mm512_set1_ps(p[h][r]);
+			__m512 pb = _mm512_set1_ps(p[h * ph + r * pr]);
 
 			UNROLL
 			for (int c = 0; c < CV; c++)
@@ -429,11 +465,10 @@ INLINE void at_values(enum shxk_type t, const int gh, const int CV,
 
 /*
  * The softmax step of gh heads over the tile's scores s[h] (lane = row):
- * weights to p[h], each head's rescale factor to corr[h].
+ * weights to p + h SHXK_ATTN_TILE, each head's rescale factor to corr[h].
  */
 INLINE void at_softmax(const int gh, const __m512 *s, float scale, size_t nr,
-		       float *mx, float *l, float p[][SHXK_ATTN_TILE],
-		       __m512 *corr)
+		       float *mx, float *l, float *p, float *corr)
 {
 	__mmask16 rm = (__mmask16)((1u << nr) - 1);
 
@@ -449,33 +484,97 @@ INLINE void at_softmax(const int gh, const __m512 *s, float scale, size_t nr,
 		}
 		x = _mm512_maskz_mov_ps(rm, exp512(_mm512_sub_ps(x, _mm512_set1_ps(top))));
 		l[h] = l[h] * c + _mm512_reduce_add_ps(x);
-		_mm512_storeu_ps(p[h], x);
-		corr[h] = _mm512_set1_ps(c);
+		_mm512_storeu_ps(p + h * SHXK_ATTN_TILE, x);
+		corr[h] = c;
 	}
 }
 
+/* v and its 256-bit halves swapped: lane h + 8 beside lane h. */
+INLINE __m512 at_halves(__m512 v)
+{
+	return _mm512_shuffle_f32x4(v, v, 0x4e);
+}
+
 /*
- * gh <= AT_HEADS heads of one kv head: each K and V row is widened once
- * for all of them, the scores stay in zmm (lane = row) through the
- * softmax step.
+ * The softmax step over at_scores_packed's tile, all heads at once: two
+ * rows a zmm, so each head's max and sum is an elementwise op over the
+ * tile's 8 zmm and one fold of the halves. Weights over sm, each head's
+ * rescale factor to corr[h].
+ */
+INLINE void at_softmax_packed(const int gh, float *sm, float scale,
+			      size_t nr, float *mx, float *l, float *corr)
+{
+	const __m512i rep = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7,
+					      0, 1, 2, 3, 4, 5, 6, 7);
+	__mmask16 hm = (__mmask16)((1u << gh) - 1);
+	__m512 x[SHXK_ATTN_TILE / 2], old, top, c, sum = _mm512_setzero_ps();
+	__m512 lv;
+
+	old = _mm512_permutexvar_ps(rep, _mm512_maskz_loadu_ps(hm, mx));
+	top = old;
+	UNROLL
+	for (int i = 0; i < SHXK_ATTN_TILE / 2; i++) {
+		/* Rows past nr: -inf, weight 0. */
+		__mmask16 vm = nr >= 2 * (size_t)i + 2 ? 0xffff :
+			       nr == 2 * (size_t)i + 1 ? 0xff : 0;
+
+		x[i] = _mm512_mask_mul_ps(_mm512_set1_ps(-INFINITY), vm,
+					  _mm512_maskz_load_ps(vm, sm + 16 * i),
+					  _mm512_set1_ps(scale));
+		top = _mm512_max_ps(top, x[i]);
+	}
+	top = _mm512_max_ps(top, at_halves(top));
+	/* exp(-inf) is 0: the first tile rescales nothing. */
+	c = exp512(_mm512_sub_ps(old, top));
+	UNROLL
+	for (int i = 0; i < SHXK_ATTN_TILE / 2; i++) {
+		__m512 w = exp512(_mm512_sub_ps(x[i], top));
+
+		sum = _mm512_add_ps(sum, w);
+		_mm512_store_ps(sm + 16 * i, w);
+	}
+	lv = _mm512_permutexvar_ps(rep, _mm512_maskz_loadu_ps(hm, l));
+	lv = _mm512_fmadd_ps(lv, c, _mm512_add_ps(sum, at_halves(sum)));
+	_mm512_mask_storeu_ps(l, hm, lv);
+	_mm512_mask_storeu_ps(mx, hm, top);
+	_mm512_mask_storeu_ps(corr, hm, c);
+}
+
+/*
+ * 4 <= gh <= AT_HEADS heads of one kv head: each K and V row is widened
+ * once for all of them. Groups of 6 to 8 heads take their scores
+ * row-major through the softmax step; up to 5, three rows of 5 heads fill
+ * a tree (at_scores) where row-major would take two rows of 8 lanes, and
+ * they keep the scores in zmm, a row a lane.
  */
 INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 		       float scale, const void *const *k, const void *const *v,
 		       size_t off, size_t nr, size_t n, float *o, float *mx,
 		       float *l, struct shxk_attn_next *nx)
 {
-	const int RG = AT_ROWS(gh), CV = AT_CHUNKS(gh);
-	__m512 s[AT_HEADS], corr[AT_HEADS];
-	float p[AT_HEADS][SHXK_ATTN_TILE];
+	const int RG = gh <= 5 ? AT_ROWS(gh) : 2, CV = AT_CHUNKS(gh);
+	_Alignas(64) float sm[SHXK_ATTN_TILE * AT_HEADS];
+	float corr[AT_HEADS];
 
-	UNROLL
-	for (int h = 0; h < gh; h++)
-		s[h] = _mm512_setzero_ps();
-	for (size_t r = 0; r < nr; r += RG)
-		at_scores(t, gh, RG, q, k, off, nr, n, r, s, nx);
-	at_softmax(gh, s, scale, nr, mx, l, p, corr);
+	if (gh <= 5) {
+		__m512 s[AT_HEADS];
+
+		UNROLL
+		for (int h = 0; h < gh; h++)
+			s[h] = _mm512_setzero_ps();
+		for (size_t r = 0; r < nr; r += RG)
+			at_scores(t, gh, RG, q, k, off, nr, n, r, s, nx);
+		at_softmax(gh, s, scale, nr, mx, l, sm, corr);
+	} else {
+		for (size_t r = 0; r < nr; r += RG)
+			at_scores_packed(t, gh, q, k, off, nr, n, r, sm, nx);
+		at_softmax_packed(gh, sm, scale, nr, mx, l, corr);
+	}
+	/* The weight of row r, head h: sm[h SHXK_ATTN_TILE + r] or row-major. */
 	for (size_t e0 = 0; e0 < n; e0 += 16 * (size_t)CV)
-		at_values(t, gh, CV, v, off, nr, n, p, corr, o, e0, nx);
+		at_values(t, gh, CV, v, off, nr, n, sm,
+			  gh <= 5 ? SHXK_ATTN_TILE : 1,
+			  gh <= 5 ? 1 : AT_HEADS, corr, o, e0, nx);
 }
 
 /*
@@ -493,8 +592,8 @@ INLINE void attn_groups(enum shxk_type t, const int gh, size_t ng,
 {
 	const int RG = AT_ROWS(gh), CV = AT_CHUNKS(gh);
 	size_t rowb = shxk_row_size(t, n);
-	__m512 s[SHXK_ATTN_HEADS], corr[AT_HEADS];
-	float p[AT_HEADS][SHXK_ATTN_TILE];
+	__m512 s[SHXK_ATTN_HEADS];
+	float p[AT_HEADS * SHXK_ATTN_TILE], corr[AT_HEADS];
 
 	for (size_t h = 0; h < ng * gh; h++)
 		s[h] = _mm512_setzero_ps();
@@ -506,8 +605,9 @@ INLINE void attn_groups(enum shxk_type t, const int gh, size_t ng,
 		at_softmax(gh, s + i * gh, scale, nr, mx + i * gh,
 			   l + i * gh, p, corr);
 		for (size_t e0 = 0; e0 < n; e0 += 16 * (size_t)CV)
-			at_values(t, gh, CV, v, i * rowb, nr, n, p, corr,
-				  o + i * gh * n, e0, nx);
+			at_values(t, gh, CV, v, i * rowb, nr, n, p,
+				  SHXK_ATTN_TILE, 1, corr, o + i * gh * n, e0,
+				  nx);
 	}
 }
 
