@@ -499,7 +499,7 @@ INLINE __m512 at_halves(__m512 v)
  * The softmax step over at_scores_packed's tile, all heads at once: two
  * rows a zmm, so each head's max and sum is an elementwise op over the
  * tile's 8 zmm and one fold of the halves. Weights over sm, each head's
- * rescale factor to corr[h].
+ * rescale factor to corr[h] (16 floats, 64-byte aligned).
  */
 INLINE void at_softmax_packed(const int gh, float *sm, float scale,
 			      size_t nr, float *mx, float *l, float *corr)
@@ -537,7 +537,12 @@ INLINE void at_softmax_packed(const int gh, float *sm, float scale,
 	lv = _mm512_fmadd_ps(lv, c, _mm512_add_ps(sum, at_halves(sum)));
 	_mm512_mask_storeu_ps(l, hm, lv);
 	_mm512_mask_storeu_ps(mx, hm, top);
-	_mm512_mask_storeu_ps(corr, hm, c);
+	/*
+	 * All 16 lanes: at_values loads each factor right after, and a
+	 * masked store does not forward to those loads (8 heads 97 -> 104
+	 * cycles a row with it).
+	 */
+	_mm512_store_ps(corr, c);
 }
 
 /*
@@ -553,8 +558,7 @@ INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 		       float *l, struct shxk_attn_next *nx)
 {
 	const int RG = gh <= 5 ? AT_ROWS(gh) : 2, CV = AT_CHUNKS(gh);
-	_Alignas(64) float sm[SHXK_ATTN_TILE * AT_HEADS];
-	float corr[AT_HEADS];
+	_Alignas(64) float sm[SHXK_ATTN_TILE * AT_HEADS], corr[16];
 
 	if (gh <= 5) {
 		__m512 s[AT_HEADS];
