@@ -151,8 +151,8 @@ static int parse_int(const char *s, void *dst, int i)
 }
 
 enum { O_GGML = 256, O_NO_GGML, O_NO_DNNL, O_NO_ATTN, O_ATTN_HEADS,
-       O_SHAPES, O_TYPES,
-       O_M, O_THREADS, O_LAYOUT, O_BUDGET, O_NO_REPACK, O_WIDE };
+       O_SHAPES, O_TYPES, O_M, O_THREADS, O_LAYOUT, O_BUDGET, O_NO_REPACK,
+       O_WIDE };
 
 static const struct option g_longopts[] = {
 	{ "json", no_argument, NULL, 'j' },
