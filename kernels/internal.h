@@ -114,6 +114,15 @@ static inline void shxk_attn_next_part(struct shxk_attn_next *nx, size_t share,
 	nx->left += share * (i + 1) / ng - share * i / ng;
 }
 
+static inline void shxk_attn_next_step(struct shxk_attn_next *nx)
+{
+	if (!nx->left)
+		return;
+	__builtin_prefetch((const char *)nx->k[nx->r] + nx->o);
+	__builtin_prefetch((const char *)nx->v[nx->r] + nx->o);
+	shxk_attn_next_advance(nx);
+}
+
 /*
  * One head's softmax step over a tile's nr scores s (already scaled): s
  * becomes the tile's weights, the running max mx and exp-sum l take the
@@ -138,14 +147,6 @@ static inline float shxk_attn_softmax(float *s, size_t nr, float *mx, float *l)
 	return corr;
 }
 
-static inline void shxk_attn_next_step(struct shxk_attn_next *nx)
-{
-	if (!nx->left)
-		return;
-	__builtin_prefetch((const char *)nx->k[nx->r] + nx->o);
-	__builtin_prefetch((const char *)nx->v[nx->r] + nx->o);
-	shxk_attn_next_advance(nx);
-}
 typedef void (*shxk_row_fn)(const float *x, void *y, size_t k);
 /* Quantizes nb blocks of x into an activation row's qs, d and s. */
 typedef void (*shxk_act_fn)(const float *x, int8_t *qs, float *d,
