@@ -557,10 +557,11 @@ INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 		       size_t off, size_t nr, size_t n, float *o, float *mx,
 		       float *l, struct shxk_attn_next *nx)
 {
-	const int RG = gh <= 5 ? AT_ROWS(gh) : 2, CV = AT_CHUNKS(gh);
+	const int packed = gh > 5, CV = AT_CHUNKS(gh);
+	const int RG = packed ? 2 : AT_ROWS(gh);
 	_Alignas(64) float sm[SHXK_ATTN_TILE * AT_HEADS], corr[16];
 
-	if (gh <= 5) {
+	if (!packed) {
 		__m512 s[AT_HEADS];
 
 		UNROLL
@@ -574,11 +575,11 @@ INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 			at_scores_packed(t, gh, q, k, off, nr, n, r, sm, nx);
 		at_softmax_packed(gh, sm, scale, nr, mx, l, corr);
 	}
-	/* The weight of row r, head h: sm[h SHXK_ATTN_TILE + r] or row-major. */
+	/* The weight of row r, head h: row-major, or sm[h SHXK_ATTN_TILE + r]. */
 	for (size_t e0 = 0; e0 < n; e0 += 16 * (size_t)CV)
 		at_values(t, gh, CV, v, off, nr, n, sm,
-			  gh <= 5 ? SHXK_ATTN_TILE : 1,
-			  gh <= 5 ? 1 : AT_HEADS, corr, o, e0, nx);
+			  packed ? 1 : SHXK_ATTN_TILE, packed ? AT_HEADS : 1,
+			  corr, o, e0, nx);
 }
 
 /*
