@@ -64,15 +64,16 @@ CHECKS += check-bench-ffn
 # syshax-bench e2e on the tiny model (a private syshaxd; the llama.cpp peer
 # from build/ggml or SYSHAX_LLAMA_DIR): every field of every row printed,
 # ours as numbers, llama.cpp's as numbers or null when the peer is absent,
-# the read bandwidth at the start and next to the batch-1 row; a usage
-# error is status 2.
+# the read bandwidth at the start and around the batch-1 row, the rounds
+# asked for; a usage error is status 2.
 E2E_OURS := read_gbps weight_bytes step_bytes roofline_tps ours_roof_pct
 E2E_ROWS := ours_tps ours_engine
 E2E_PEER := llama_tps ratio
 .PHONY: check-bench-e2e
 check-bench-e2e: $(B)/syshax-bench $(B)/syshaxd
 	out=$$(timeout 300 $(B)/syshax-bench e2e --preset tiny --type q8_0 \
-		--seqs 1,2 --steps 4 --prompt 16 --context 40 --models $(B)/models \
+		--seqs 1,2 --steps 4 --prompt 16 --context 40 --rounds 2 \
+		--models $(B)/models \
 		$(if $(SYSHAX_LLAMA_DIR),--llama $(SYSHAX_LLAMA_DIR)) \
 		--json 2>/dev/null) && \
 	num='-\{0,1\}[0-9]' && \
@@ -81,8 +82,8 @@ check-bench-e2e: $(B)/syshax-bench $(B)/syshaxd
 			{ echo "check-bench-e2e: no $$k in: $$out"; exit 1; }; \
 	done && \
 	{ test $$(echo "$$out" | grep -o "\"read_gbps\": $$num" | wc -l) -eq 2 || \
-		{ echo "check-bench-e2e: no read_gbps at the start and next to batch 1: $$out"; exit 1; }; } && \
-	for k in llama llama_roof_pct; do \
+		{ echo "check-bench-e2e: no read_gbps at the start and around batch 1: $$out"; exit 1; }; } && \
+	for k in llama llama_read_gbps llama_roof_pct; do \
 		echo "$$out" | grep -q "\"$$k\": \(null\|\"\|$$num\)" || \
 			{ echo "check-bench-e2e: no $$k in: $$out"; exit 1; }; \
 	done && \
@@ -97,10 +98,12 @@ check-bench-e2e: $(B)/syshax-bench $(B)/syshaxd
 	done && \
 	{ echo "$$out" | grep -q '"cpu": "[^"]' || \
 		{ echo "check-bench-e2e: no cpu in: $$out"; exit 1; }; } && \
-	{ echo "$$out" | grep -q '"context": 40,' || \
-		{ echo "check-bench-e2e: no context 40 in: $$out"; exit 1; }; }
+	{ echo "$$out" | grep -q '"context": 40, "rounds": 2,' || \
+		{ echo "check-bench-e2e: no context 40, rounds 2 in: $$out"; exit 1; }; }
 	$(B)/syshax-bench e2e --context 0 >/dev/null 2>&1; test $$? -eq 2
 	$(B)/syshax-bench e2e --context 4097 >/dev/null 2>&1; test $$? -eq 2
+	$(B)/syshax-bench e2e --rounds 0 >/dev/null 2>&1; test $$? -eq 2
+	$(B)/syshax-bench e2e --rounds 17 >/dev/null 2>&1; test $$? -eq 2
 	$(B)/syshax-bench e2e --preset 13b >/dev/null 2>&1; test $$? -eq 2
 	$(B)/syshax-bench e2e --shape llama3-70b >/dev/null 2>&1; test $$? -eq 2
 CHECKS += check-bench-e2e

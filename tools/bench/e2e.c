@@ -5,8 +5,11 @@
  * llama.cpp's libllama (llama_peer.h) on the same file, on as many
  * threads, in one run: prompt processing, decode at 1..N sequences, and
  * batch 1 against the machine's read roofline. Both sides hold the model
- * while it is measured, row by row in turn, so that other load on the
- * machine falls on both alike; one model at a time (memory).
+ * while it is measured; each row is taken in rounds, the two sides in
+ * turn (the first of a round alternating), and each side's best round
+ * counts, so that a burst of other load or a slow phase of this host's
+ * memory costs a side a round rather than its figure; one model at a time
+ * (memory).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,7 +35,8 @@
 #define WARM_STEPS	4
 #define SHORT_PROMPT	16	/* --context's default */
 #define MAX_CONTEXT	4096
-#define PROMPT_REPS	2	/* timed prompt runs after a warm-up; best counts */
+#define ROUNDS		3	/* --rounds' default */
+#define MAX_ROUNDS	16
 #define BLOCK		16	/* KV positions per block */
 #define JOB_NS		(600ULL * 1000000000ULL)	/* a 7B load or prompt */
 #define ROOF_TARGET	90.0	/* batch 1, % of the read roofline */
@@ -44,7 +48,7 @@ struct e2e_conf {
 	unsigned int seqs[MAX_LIST];
 	unsigned int npresets, nshapes, ntypes, nseqs, max_seqs;
 	unsigned int layers;		/* --layers; 0: the default */
-	unsigned int threads, steps, prompt;
+	unsigned int threads, steps, prompt, rounds;
 	unsigned int context;		/* tokens a decoding sequence starts with */
 	unsigned int ctx;		/* positions per sequence */
 	unsigned int max_tokens;	/* of one job: prompt, prefill or step */
@@ -67,11 +71,12 @@ struct e2e_model {
 	struct syshax_model_info info;	/* as MODEL_LOAD reported it */
 	uint64_t weight_bytes, step_bytes;
 	/*
-	 * The read bandwidth next to the batch-1 row: the higher of two
-	 * probes, right before ours and right after llama.cpp's (this host's
-	 * bandwidth moves by half within minutes); else the start's figure.
+	 * The read bandwidth around the batch-1 row's best round of each side
+	 * (0 ours, 1 llama.cpp): the higher of the probes right before and
+	 * right after that turn (this host's bandwidth moves by half within
+	 * minutes); without a probe, the start's figure.
 	 */
-	double gbps;
+	double gbps[2];
 	struct e2e_row rows[1 + MAX_LIST];
 };
 
@@ -266,32 +271,30 @@ static void ours_tokens(struct ours *o, unsigned int n, unsigned int step)
 		tok[i] = token(step + i, i, o->info.n_vocab);
 }
 
-/* Wall time of a prefill of the prompt, best of PROMPT_REPS. */
+/* Wall time of a prefill of the prompt, after an untimed one if warm. */
 static int ours_prompt(struct ours *o, const struct e2e_conf *c,
-		       struct e2e_row *r)
+		       struct e2e_row *r, int warm)
 {
-	double best = INFINITY, all = 0, s;
-	uint64_t e0, e1;
-	int ret;
+	uint64_t e0, e1, t0 = 0;
+	double s = 0;
+	int ret = 0;
 
 	ours_tokens(o, c->prompt, 0);
-	ret = ours_prefill(o, 0, c->prompt);
+	if (warm)
+		ret = ours_prefill(o, 0, c->prompt);
 	if (!ret)
 		ret = ours_engine_ns(o, SYSHAX_OP_PREFILL, &e0);
-	for (unsigned int i = 0; !ret && i < PROMPT_REPS; i++) {
-		uint64_t t0 = bench_now_ns();
-
+	if (!ret) {
+		t0 = bench_now_ns();
 		ret = ours_prefill(o, 0, c->prompt);
 		s = secs_since(t0);
-		best = s < best ? s : best;
-		all += s;
 	}
 	if (!ret)
 		ret = ours_engine_ns(o, SYSHAX_OP_PREFILL, &e1);
 	if (ret)
 		return ret;
-	r->ours = c->prompt / best;
-	r->engine = (double)(e1 - e0) * 1e-9 / all;
+	r->ours = c->prompt / s;
+	r->engine = (double)(e1 - e0) * 1e-9 / s;
 	return 0;
 }
 
@@ -407,24 +410,24 @@ static int peer_prefill(struct peer *p, unsigned int seq, unsigned int n,
 			  sizeof(p->err));
 }
 
+/* As ours_prompt. */
 static int peer_prompt(struct peer *p, const struct e2e_conf *c,
-		       struct e2e_row *r)
+		       struct e2e_row *r, int warm)
 {
-	double best = INFINITY, s;
+	uint64_t t0;
 	int ret = 0;
 
-	for (unsigned int i = 0; !ret && i <= PROMPT_REPS; i++) {
-		uint64_t t0;
-
+	if (warm) {
 		llp_clear(p->l);
-		t0 = bench_now_ns();
 		ret = peer_prefill(p, 0, c->prompt, 0);
-		s = secs_since(t0);
-		if (i)	/* the first is the warm-up */
-			best = s < best ? s : best;
 	}
+	if (ret)
+		return ret;
+	llp_clear(p->l);
+	t0 = bench_now_ns();
+	ret = peer_prefill(p, 0, c->prompt, 0);
 	if (!ret)
-		r->llama = c->prompt / best;
+		r->llama = c->prompt / secs_since(t0);
 	return ret;
 }
 
@@ -522,15 +525,78 @@ static const struct e2e_row *batch1(const struct e2e_model *m,
 	return NULL;
 }
 
-/* m->gbps: the higher of its figure and a probe now. */
-static void probe_read(const struct e2e_conf *c, struct e2e_model *m)
+/* The read bandwidth now; without a probe, the start's figure. */
+static double read_now(const struct e2e_conf *c)
 {
 	double gbps;
 
-	if (c->reader &&
-	    !bench_reader_sustained(c->reader, (int)c->threads, &gbps) &&
-	    !(gbps <= m->gbps))
-		m->gbps = gbps;
+	if (!c->reader ||
+	    bench_reader_sustained(c->reader, (int)c->threads, &gbps))
+		return c->gbps;
+	return gbps;
+}
+
+/* One side's turn at row i (0: the prompt): its figures into t. */
+static int turn(const struct e2e_conf *c, struct ours *o, struct peer *p,
+		int llama, unsigned int i, int first, struct e2e_row *t)
+{
+	int ret;
+
+	if (llama) {
+		ret = i ? peer_decode(p, c, t) : peer_prompt(p, c, t, first);
+		if (ret)
+			fprintf(stderr, "e2e: llama.cpp: %s\n", p->err);
+	} else {
+		ret = i ? ours_decode(o, c, t) : ours_prompt(o, c, t, first);
+		if (ret)
+			fprintf(stderr, "e2e: ours: %s\n",
+				syshax_strerror(ret));
+	}
+	return ret;
+}
+
+/* Row i in c->rounds rounds; each side's best round into r, and where
+ * probe (the batch-1 row), the read around that turn into m->gbps. A
+ * failing llama.cpp leaves its figure out; a failing ours ends the model. */
+static int measure_row(const struct e2e_conf *c, struct ours *o,
+		       struct peer *p, int have_peer, unsigned int i,
+		       int probe, struct e2e_model *m)
+{
+	struct e2e_row *r = &m->rows[i];
+	double before = probe ? read_now(c) : NAN, after;
+	int ret = 0;
+
+	r->ours = r->llama = r->engine = NAN;
+	for (unsigned int k = 0; k < c->rounds * 2; k++) {
+		/* ours first in even rounds, llama.cpp in odd ones */
+		int llama = (k ^ (k >> 1)) & 1;
+		struct e2e_row t = { .n = r->n, .ours = NAN, .llama = NAN };
+		double *best = llama ? &r->llama : &r->ours;
+		double got;
+
+		if (llama && !have_peer)
+			continue;
+		ret = turn(c, o, p, llama, i, k < 2, &t);
+		if (llama) {
+			have_peer = !ret;
+			ret = 0;
+			if (!have_peer)
+				continue;
+		}
+		if (ret)
+			break;
+		got = llama ? t.llama : t.ours;
+		after = probe ? read_now(c) : NAN;
+		if (!(got <= *best)) {
+			*best = got;
+			if (!llama)
+				r->engine = t.engine;
+			if (probe)
+				m->gbps[llama] = fmax(before, after);
+		}
+		before = after;
+	}
+	return ret;
 }
 
 static int measure(const struct e2e_conf *c, struct ours *o, struct peer *p,
@@ -538,30 +604,16 @@ static int measure(const struct e2e_conf *c, struct ours *o, struct peer *p,
 {
 	int ret = 0;
 
-	m->gbps = NAN;
+	m->gbps[0] = m->gbps[1] = NAN;
 	for (unsigned int i = 0; !ret && i <= c->nseqs; i++) {
 		struct e2e_row *r = &m->rows[i];
-		int probe;
 
 		r->n = i ? c->seqs[i - 1] : c->prompt;
-		/* batch1()'s row: the first decode row of one sequence */
-		probe = i && r->n == 1 && isnan(m->gbps);
-		r->ours = r->llama = NAN;
 		fprintf(stderr, "e2e: %s: %s %u\n", m->file,
 			i ? "decode, sequences" : "prompt, tokens", r->n);
-		if (probe)
-			probe_read(c, m);
-		ret = i ? ours_decode(o, c, r) : ours_prompt(o, c, r);
-		if (ret)
-			fprintf(stderr, "e2e: ours: %s\n", syshax_strerror(ret));
-		if (!ret && have_peer &&
-		    (i ? peer_decode(p, c, r) : peer_prompt(p, c, r)))
-			fprintf(stderr, "e2e: llama.cpp: %s\n", p->err);
-		if (probe)
-			probe_read(c, m);
+		ret = measure_row(c, o, p, have_peer, i,
+				  i && batch1(m, i + 1) == r, m);
 	}
-	if (isnan(m->gbps))
-		m->gbps = c->gbps;
 	return ret;
 }
 
@@ -624,10 +676,11 @@ static void jnum(const char *key, double v, const char *sep)
 		printf("\"%s\": %.3f%s", key, v, sep);
 }
 
-/* Batch-1 tokens/s ceiling: every step reads the weights once. */
-static double roofline(const struct e2e_model *m)
+/* Batch-1 tokens/s ceiling around a side's best round: every step reads
+ * the weights once. */
+static double roofline(const struct e2e_model *m, int llama)
 {
-	return m->gbps * 1e9 / (double)m->step_bytes;
+	return m->gbps[llama] * 1e9 / (double)m->step_bytes;
 }
 
 /* A batch-1 rate as % of the roofline; NAN without a batch-1 row. */
@@ -638,7 +691,7 @@ static double roof_pct(const struct e2e_model *m, unsigned int nrows,
 
 	if (!r)
 		return NAN;
-	return (llama ? r->llama : r->ours) / roofline(m) * 100;
+	return (llama ? r->llama : r->ours) / roofline(m, llama) * 100;
 }
 
 static void print_json_model(const struct e2e_model *m, unsigned int nrows,
@@ -649,9 +702,10 @@ static void print_json_model(const struct e2e_model *m, unsigned int nrows,
 	       "\"step_bytes\": %llu, ", m->file, m->arch, m->preset,
 	       m->info.n_layer, m->type, (unsigned long long)m->weight_bytes,
 	       (unsigned long long)m->step_bytes);
-	jnum("read_gbps", m->gbps, ", ");
-	jnum("roofline_tps", roofline(m), ", ");
+	jnum("read_gbps", m->gbps[0], ", ");
+	jnum("roofline_tps", roofline(m, 0), ", ");
 	jnum("ours_roof_pct", roof_pct(m, nrows, 0), ", ");
+	jnum("llama_read_gbps", m->gbps[1], ", ");
 	jnum("llama_roof_pct", roof_pct(m, nrows, 1), ", ");
 	printf("\"rows\": [");
 	for (unsigned int i = 0; i < nrows; i++) {
@@ -675,8 +729,8 @@ static void print_json(const struct e2e_conf *c, const struct e2e_model *ms,
 {
 	printf("{\"command\": \"e2e\", \"cpu\": \"%s\", \"threads\": %u, "
 	       "\"cpus\": %d, \"steps\": %u, \"prompt\": %u, "
-	       "\"context\": %u, ", bench_cpu(), c->threads, bench_ncpus(),
-	       c->steps, c->prompt, c->context);
+	       "\"context\": %u, \"rounds\": %u, ", bench_cpu(), c->threads,
+	       bench_ncpus(), c->steps, c->prompt, c->context, c->rounds);
 	jnum("read_gbps", c->gbps, ", ");
 	if (peer)
 		printf("\"llama\": \"%s\", ", peer);
@@ -716,11 +770,11 @@ static void print_model(const struct e2e_model *m, unsigned int nrows)
 			printf("  >= %.1fx %s", t, verdict(ratio, t));
 		printf("\n");
 	}
-	printf("roofline: %.1f GB/s (read next to batch 1) / %.2f GB = %.2f "
-	       "tok/s at batch 1; ours %.0f%%, llama.cpp %.0f%% (target ours "
-	       ">= %.0f%%: %s)\n", m->gbps, (double)m->step_bytes * 1e-9,
-	       roofline(m), pct, roof_pct(m, nrows, 1), ROOF_TARGET,
-	       verdict(pct, ROOF_TARGET));
+	printf("roofline: %.1f GB/s (read around ours' best batch-1 round) / "
+	       "%.2f GB = %.2f tok/s; ours %.0f%% (target >= %.0f%%: %s), "
+	       "llama.cpp %.0f%% of %.1f GB/s\n", m->gbps[0],
+	       (double)m->step_bytes * 1e-9, roofline(m, 0), pct, ROOF_TARGET,
+	       verdict(pct, ROOF_TARGET), roof_pct(m, nrows, 1), m->gbps[1]);
 }
 
 static void print_table(const struct e2e_conf *c, const struct e2e_model *ms,
@@ -737,8 +791,9 @@ static void print_table(const struct e2e_conf *c, const struct e2e_model *ms,
 	printf("llama.cpp: %s\n", peer ? peer :
 	       "NOT MEASURED (no peer; tools/fetch-ggml.sh fetches it)");
 	printf("decode: %u steps timed after %u, each sequence prefilled "
-	       "with %u tokens; prompt: best of %u\n", c->steps, WARM_STEPS,
-	       c->context, PROMPT_REPS);
+	       "with %u tokens; prompt: one prefill after a warm-up one\n"
+	       "rows: %u rounds, the sides in turn; each side's best round\n",
+	       c->steps, WARM_STEPS, c->context, c->rounds);
 	for (unsigned int i = 0; i < n; i++)
 		print_model(&ms[i], 1 + c->nseqs);
 }
@@ -752,7 +807,7 @@ static void usage(FILE *f)
 "                        [--shape S,...] [--layers N] [--type T,...]\n"
 "                        [--seqs N,...] [--threads N]\n"
 "                        [--steps N] [--prompt N] [--context N]\n"
-"                        [--syshaxd PATH] [--json]\n"
+"                        [--rounds N] [--syshaxd PATH] [--json]\n"
 "Whole steps of random-weight models, ours (PREFILL/DECODE jobs\n"
 "through a private syshaxd) against llama.cpp's libllama on the same GGUF\n"
 "file and threads: prompt processing, decode of 1..N sequences, and batch 1\n"
@@ -773,9 +828,11 @@ static void usage(FILE *f)
 "  --context N    tokens each decoding sequence is prefilled with, 1..%d\n"
 "                 (default %d): the decode rows' attention reads that\n"
 "                 much KV cache a step, counted in batch 1's bytes\n"
+"  --rounds N     each row's rounds, 1..%d, the two sides in turn; each\n"
+"                 side's best round counts (default %d)\n"
 "  --syshaxd P    the daemon to start (default: beside this program)\n"
 "  --json         JSON instead of a table\n", SHAPE_LAYERS, MAX_SEQS,
-		WARM_STEPS, MAX_CONTEXT, SHORT_PROMPT);
+		WARM_STEPS, MAX_CONTEXT, SHORT_PROMPT, MAX_ROUNDS, ROUNDS);
 }
 
 /* Splits a comma list in place into out[]; 0, or -1 when malformed. */
@@ -825,7 +882,8 @@ static int check_conf(struct e2e_conf *c, const char *seqs[])
 	}
 	if (!c->threads || c->threads > 256 || !c->steps ||
 	    c->steps > 4096 || c->prompt < 2 || c->prompt > 4096 ||
-	    !c->context || c->context > MAX_CONTEXT)
+	    !c->context || c->context > MAX_CONTEXT || !c->rounds ||
+	    c->rounds > MAX_ROUNDS)
 		return -1;
 	need = c->context + WARM_STEPS + c->steps;
 	need = need > c->prompt ? need : c->prompt;
@@ -850,6 +908,7 @@ static int parse(int argc, char **argv, struct e2e_conf *c, int *json)
 		{ "steps", required_argument, NULL, 'S' },
 		{ "prompt", required_argument, NULL, 'P' },
 		{ "context", required_argument, NULL, 'C' },
+		{ "rounds", required_argument, NULL, 'R' },
 		{ "syshaxd", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -875,6 +934,7 @@ static int parse(int argc, char **argv, struct e2e_conf *c, int *json)
 		case 'S': c->steps = (unsigned int)strtoul(optarg, NULL, 10); break;
 		case 'P': c->prompt = (unsigned int)strtoul(optarg, NULL, 10); break;
 		case 'C': c->context = (unsigned int)strtoul(optarg, NULL, 10); break;
+		case 'R': c->rounds = (unsigned int)strtoul(optarg, NULL, 10); break;
 		case 'd': snprintf(c->exe, sizeof(c->exe), "%s", optarg); break;
 		case 'j': *json = 1; break;
 		case 'h': usage(stdout); return 0;
@@ -925,7 +985,7 @@ int bench_e2e_main(int argc, char **argv)
 	struct e2e_conf c = { .llama = "build/ggml", .models = "build/models",
 			      .threads = (unsigned int)bench_ncpus(),
 			      .steps = 32, .prompt = 128,
-			      .context = SHORT_PROMPT };
+			      .context = SHORT_PROMPT, .rounds = ROUNDS };
 	struct e2e_model ms[2 * MAX_LIST * MAX_LIST];
 	unsigned int n = 0;
 	char peer[256];
