@@ -148,7 +148,9 @@ struct shxd_lin {
  * pout; on the caller's thread before the run, or on one worker while the
  * others wait at a barrier. 0, -EINVAL, -ENOMEM. */
 int shxd_lin_grow(struct shxd_lin *t, size_t out_rows);
-/* Worker w's part of t (a run's phase; it ends at a node barrier). */
+/* Worker w's part of t, a run's phase: the caller's barrier over t's
+ * pool or all workers ends it (before its output is read or another
+ * phase rewrites its scratch), or the run's end does. */
 void shxd_lin_work(struct shxd_lin *t, const struct shxd_worker *w);
 
 /*

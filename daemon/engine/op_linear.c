@@ -100,10 +100,10 @@ static void gemm_worker(struct shxd_lin *t, const struct shxd_worker *w)
 {
 	struct shxd_pool *pool = t->cpu->pool;
 	void *act = t->cpu->sc[w->pool][SC_ACT].p;
+	bool prepared = false;
 
 	for (size_t c = 0; c < t->m; c += SHXK_GEMM_MAX_M) {
 		size_t mc = min_sz(t->m - c, SHXK_GEMM_MAX_M);
-		bool prepared = false;
 
 		for (unsigned int i = 0, j; i < t->nw; i = j) {
 			const struct shxd_mat *m = t->w[i];
@@ -122,8 +122,6 @@ static void gemm_worker(struct shxd_lin *t, const struct shxd_worker *w)
 			prepared = true;
 			gemm_phase(t, w, i, j, c, mc, act);
 		}
-		/* The next chunk rewrites act. */
-		shxd_pool_barrier(pool, w);
 	}
 }
 
@@ -134,7 +132,7 @@ static void gemm_worker(struct shxd_lin *t, const struct shxd_worker *w)
  * Segments [i, end) run as one group, each phase over all of them: up to
  * SEG_GROUP_MAX whose rows fit one chunk together (the experts of a
  * decode step), or one segment of any size, chunk by chunk. A group's
- * phases cost four barriers, where a segment at a time cost four each.
+ * chunk costs three barriers, where a segment at a time cost four each.
  */
 static unsigned int group_end(const struct shxd_lin *t, unsigned int i)
 {
@@ -305,9 +303,12 @@ static void group_worker(struct shxd_lin *t, unsigned int i, unsigned int j,
 		shxd_pool_barrier(pool, w);
 		seg_prepare(at, j - i, t->k, true, w);
 		shxd_pool_barrier(pool, w);
+		/*
+		 * No barrier here: the next chunk's or group's first two
+		 * phases, each behind one, come before it rewrites G, U or
+		 * actd, and the caller's barrier ends the last.
+		 */
 		seg_gemms(pool, at, j - i, t->k, true, w);
-		/* The next chunk or group rewrites the scratch. */
-		shxd_pool_barrier(pool, w);
 	}
 }
 
@@ -315,6 +316,9 @@ void shxd_lin_work(struct shxd_lin *t, const struct shxd_worker *w)
 {
 	if (t->nw)
 		gemm_worker(t, w);
+	/* The segments' activations go where the matrices' were. */
+	if (t->nw && t->nseg)
+		shxd_pool_barrier(t->cpu->pool, w);
 	for (unsigned int i = 0, j; i < t->nseg; i = j) {
 		j = group_end(t, i);
 		group_worker(t, i, j, w);
