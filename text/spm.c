@@ -81,14 +81,8 @@ int shx_spm_encode(const struct shx_tok *tok, const char *s, size_t n,
 		return -E2BIG;
 	cap = 3 * (n + 1);
 	t = malloc(cap);
-	w.sym = malloc((n + 1) * sizeof(*w.sym));
-	w.heap = malloc(3 * (n + 1) * sizeof(*w.heap));
-	if (!t || !w.sym || !w.heap) {
-		free(t);
-		free(w.sym);
-		free(w.heap);
+	if (!t)
 		return -ENOMEM;
-	}
 	/* llama_escape_whitespace over the prefixed text */
 	if (space_prefix)
 		memcpy(t + len, "\xe2\x96\x81", 3), len += 3;
@@ -97,6 +91,17 @@ int shx_spm_encode(const struct shx_tok *tok, const char *s, size_t n,
 			memcpy(t + len, "\xe2\x96\x81", 3), len += 3;
 		else
 			t[len++] = s[i];
+	}
+	/* A symbol per byte at most: a lead byte claims its length from
+	 * what follows, an escaped space's bytes too ("\xdf " is three).
+	 * Each merge pushes two bigrams after the first nsym - 1. */
+	w.sym = malloc((len + 1) * sizeof(*w.sym));
+	w.heap = malloc(3 * (len + 1) * sizeof(*w.heap));
+	if (!w.sym || !w.heap) {
+		free(t);
+		free(w.sym);
+		free(w.heap);
+		return -ENOMEM;
 	}
 	w.s = t;
 	for (size_t off = 0; off < len; nsym++) {

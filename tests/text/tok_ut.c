@@ -114,6 +114,27 @@ static void t_errors(void)
 			-EINVAL);
 }
 
+/* A lead byte before a space takes the escaped space's first byte: three
+ * symbols from two bytes, more symbols than the text has bytes. */
+static void spm_lead_spaces(const struct shx_tok *tok)
+{
+	enum { PAIRS = 64 };
+	static const uint8_t sym[] = { 0xdf, 0xe2, 0x96, 0x81 };
+	char s[2 * PAIRS];
+	int32_t ids[1 + 4 * PAIRS + 1];
+	bool ok = true;
+
+	for (size_t i = 0; i < PAIRS; i++)
+		memcpy(s + 2 * i, "\xdf ", 2);
+	CU_ASSERT_EQUAL_FATAL(shx_tok_encode(tok, s, sizeof(s), 0, ids,
+					     sizeof(ids) / sizeof(ids[0])),
+			      1 + 4 * PAIRS);
+	CU_ASSERT_EQUAL(ids[0], shx_tok_find(tok, "\xe2\x96\x81"));
+	for (size_t i = 0; i < 4 * PAIRS; i++)
+		ok &= ids[1 + i] == 3 + sym[i % 4];
+	CU_ASSERT(ok);
+}
+
 static void t_encode(void)
 {
 	struct shx_tok *tok = spm();
@@ -149,6 +170,7 @@ static void t_encode(void)
 	/* invalid UTF-8 goes through as byte tokens */
 	CU_ASSERT_EQUAL(shx_tok_encode(tok, "\xff\xc3", 2, 0, ids, 16), 3);
 	CU_ASSERT_EQUAL(ids[1], 3 + 0xff);
+	spm_lead_spaces(tok);
 	CU_ASSERT(shx_tok_is_eog(tok, 2));
 	CU_ASSERT(!shx_tok_is_eog(tok, 1));
 	CU_ASSERT(!shx_tok_is_eog(tok, -1));
