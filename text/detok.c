@@ -8,6 +8,8 @@
  * llama_detokenize does, unless SHX_DETOK_CONTINUE.
  */
 #include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tok_int.h"
@@ -94,6 +96,13 @@ ssize_t shx_detok_push(struct shx_detok *d, int32_t id, char *out, size_t len)
 	return r;
 }
 
+size_t shx_detok_room(const struct shx_detok *d, int32_t id)
+{
+	if (id < 0 || id >= d->tok->n)
+		return 0;
+	return 3 * ((size_t)d->npend + d->tok->t[id].plen);
+}
+
 ssize_t shx_detok_flush(struct shx_detok *d, char *out, size_t len)
 {
 	size_t o = 0;
@@ -110,4 +119,36 @@ ssize_t shx_detok_flush(struct shx_detok *d, char *out, size_t len)
 	}
 	shx_detok_init(d, d->tok, d->flags);
 	return (ssize_t)o;
+}
+
+char *shx_tok_decode(const struct shx_tok *tok, const int32_t *ids,
+		     size_t n, unsigned int flags, size_t *len)
+{
+	struct shx_detok d;
+	size_t cap = 1, o = 0;
+	ssize_t k;
+	char *s;
+
+	/* Each byte in comes out once, as itself or in a U+FFFD of 3. */
+	for (size_t i = 0; i < n; i++) {
+		size_t b = ids[i] >= 0 && ids[i] < tok->n ?
+			   tok->t[ids[i]].plen : 0;
+
+		if (b > (SIZE_MAX - cap) / 3)
+			return NULL;
+		cap += 3 * b;
+	}
+	s = malloc(cap);
+	if (!s)
+		return NULL;
+	shx_detok_init(&d, tok, flags);
+	for (size_t i = 0; i < n; i++) {
+		k = shx_detok_push(&d, ids[i], s + o, cap - o);
+		o += k > 0 ? (size_t)k : 0;
+	}
+	k = shx_detok_flush(&d, s + o, cap - o);
+	o += k > 0 ? (size_t)k : 0;
+	s[o] = '\0';
+	*len = o;
+	return s;
 }

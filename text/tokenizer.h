@@ -83,14 +83,24 @@ void shx_detok_init(struct shx_detok *d, const struct shx_tok *tok,
 		    unsigned int flags);
 /* Bytes of whole UTF-8 characters now ready, never half a character;
  * invalid UTF-8 becomes U+FFFD, one per maximal subpart (as Python's
- * decode(errors="replace") and browsers do). -EINVAL for a bad id, -ENOBUFS when out
- * cannot take them (nothing consumed: call again with more room;
- * shx_tok_piece's length + 8 always suffices). */
+ * decode(errors="replace") and browsers do). -EINVAL for a bad id,
+ * -ENOBUFS when out cannot take them (nothing consumed: call again with
+ * shx_detok_room's bytes). */
 ssize_t shx_detok_push(struct shx_detok *d, int32_t id, char *out,
 		       size_t len);
-/* What is left (an unfinished character as U+FFFD); -ENOBUFS as above (8
+/* The most shx_detok_push(d, id) can write: every byte held and of the
+ * piece a U+FFFD of 3 (a piece may be any bytes, and longer than any
+ * buffer fixed in advance); 0 for a bad id. */
+size_t shx_detok_room(const struct shx_detok *d, int32_t id);
+/* What is left (an unfinished character as U+FFFD); -ENOBUFS as above (3
  * bytes always suffice). The state is ready for a new text after it. */
 ssize_t shx_detok_flush(struct shx_detok *d, char *out, size_t len);
+/* The text of n ids, pushed and flushed with flags, as one malloc'ed
+ * NUL-terminated string of *len bytes; ids outside the vocabulary have no
+ * text (a model's vocabulary may be padded past the tokenizer's). NULL:
+ * out of memory. */
+char *shx_tok_decode(const struct shx_tok *tok, const int32_t *ids,
+		     size_t n, unsigned int flags, size_t *len);
 
 int32_t shx_tok_n_vocab(const struct shx_tok *tok);
 /* -1: none */

@@ -125,12 +125,12 @@ static PyObject *tok_encode(TokObject *self, PyObject *args, PyObject *kw)
 static PyObject *tok_decode(TokObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "ids", "special", NULL };
-	struct shx_detok d;
 	PyObject *ids, *seq, *out = NULL;
+	int32_t *v = NULL;
+	Py_ssize_t n;
 	int special = 0;
-	size_t cap = 256, used = 0;
-	char *buf;
-	ssize_t r;
+	size_t len;
+	char *text;
 
 	if (!tok_ready(self) ||
 	    !PyArg_ParseTupleAndKeywords(args, kw, "O|p", kwlist, &ids,
@@ -139,58 +139,35 @@ static PyObject *tok_decode(TokObject *self, PyObject *args, PyObject *kw)
 	seq = PySequence_Fast(ids, "ids must be a sequence of ints");
 	if (!seq)
 		return NULL;
-	buf = malloc(cap);
-	if (!buf) {
-		Py_DECREF(seq);
-		return PyErr_NoMemory();
+	n = PySequence_Fast_GET_SIZE(seq);
+	v = malloc((size_t)n * sizeof(*v) + 1);
+	if (!v) {
+		PyErr_NoMemory();
+		goto out;
 	}
-	shx_detok_init(&d, self->tok, special ? SHX_TOK_RENDER_SPECIAL : 0);
-	for (Py_ssize_t i = 0; i <= PySequence_Fast_GET_SIZE(seq); i++) {
-		long id = 0;
-		ssize_t need;
+	for (Py_ssize_t i = 0; i < n; i++) {
+		long id = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
 
-		if (i < PySequence_Fast_GET_SIZE(seq)) {
-			id = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
-			if (id == -1 && PyErr_Occurred())
-				goto out;
-			if (id < 0 || id >= shx_tok_n_vocab(self->tok)) {
-				PyErr_Format(PyExc_ValueError, "decode: id %ld "
-					     "is not in 0..%d", id,
-					     shx_tok_n_vocab(self->tok) - 1);
-				goto out;
-			}
-			need = shx_tok_piece(self->tok, (int32_t)id,
-					     SHX_TOK_RENDER_SPECIAL, NULL, 0);
-		} else {
-			need = 0;
-		}
-		if (need < 0) {
-			raise_errno((int)need, "decode");
+		if (id == -1 && PyErr_Occurred())
+			goto out;
+		if (id < 0 || id >= shx_tok_n_vocab(self->tok)) {
+			PyErr_Format(PyExc_ValueError, "decode: id %ld is not "
+				     "in 0..%d", id,
+				     shx_tok_n_vocab(self->tok) - 1);
 			goto out;
 		}
-		if (used + (size_t)need + 8 > cap) {
-			char *nb;
-
-			cap = (used + (size_t)need + 8) * 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				PyErr_NoMemory();
-				goto out;
-			}
-			buf = nb;
-		}
-		r = i < PySequence_Fast_GET_SIZE(seq) ?
-		    shx_detok_push(&d, (int32_t)id, buf + used, cap - used) :
-		    shx_detok_flush(&d, buf + used, cap - used);
-		if (r < 0) {
-			raise_errno((int)r, "decode");
-			goto out;
-		}
-		used += (size_t)r;
+		v[i] = (int32_t)id;
 	}
-	out = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)used, "replace");
+	text = shx_tok_decode(self->tok, v, (size_t)n,
+			      special ? SHX_TOK_RENDER_SPECIAL : 0, &len);
+	if (!text) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	out = PyUnicode_DecodeUTF8(text, (Py_ssize_t)len, "replace");
+	free(text);
 out:
-	free(buf);
+	free(v);
 	Py_DECREF(seq);
 	return out;
 }

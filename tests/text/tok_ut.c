@@ -4,7 +4,8 @@
  * wfile.h, the errors of bad files and bad arguments, the ids' count past
  * max, special-token parsing, and the streamed decode at UTF-8 boundaries
  * (a character split over byte tokens, an invalid byte, an unfinished
- * character at the end, too small a buffer, SPM's first space); merge
+ * character at the end, too small a buffer, SPM's first space); pieces
+ * longer than any fixed buffer and the room their decode needs; merge
  * ranks of a small byte-level BPE; mutated files load or fail, never
  * crash, and what loads encodes and decodes random bytes; four threads
  * encoding with one tokenizer.
@@ -18,6 +19,7 @@
 #include <CUnit/Basic.h>
 
 #include "../t_cunit.h"
+#include "long_vocab.h"
 #include "tokenizer.h"
 #include "wfile.h"
 
@@ -324,6 +326,51 @@ static void *enc_thread(void *arg)
 
 /* One tokenizer, four threads encoding at once (the PCRE2 code and the
  * tables shared): each gets the ids one thread alone gets. */
+/* Pieces longer than any fixed buffer, and a piece that triples when
+ * decoded: shx_detok_room covers them, shx_tok_decode holds them. */
+static void t_long_pieces(void)
+{
+	int32_t ids[] = { LV_LONG_A, LV_BAD, -1, LV_N, LV_LONG_A, LV_EOT };
+	struct shx_tok *tok = NULL;
+	static char out[3 * (BAD_LEN + 3)];
+	struct shx_detok d;
+	size_t len, room;
+	char err[256], *s;
+	void *img;
+
+	img = long_vocab_image(&len);
+	CU_ASSERT_FATAL(img != NULL);
+	CU_ASSERT_EQUAL_FATAL(shx_tok_load(img, len, &tok, err, sizeof(err)),
+			      0);
+	free(img);
+	CU_ASSERT_EQUAL(shx_tok_piece(tok, LV_LONG_A, 0, NULL, 0), LONG_A_LEN);
+	CU_ASSERT_EQUAL(shx_tok_piece(tok, LV_BAD, 0, NULL, 0), BAD_LEN);
+	shx_detok_init(&d, tok, 0);
+	room = shx_detok_room(&d, LV_BAD);
+	CU_ASSERT(room >= 3 * BAD_LEN && room <= sizeof(out));
+	CU_ASSERT_EQUAL(shx_detok_push(&d, LV_BAD, out, 3 * BAD_LEN - 1),
+			-ENOBUFS);
+	CU_ASSERT_EQUAL(shx_detok_push(&d, LV_BAD, out, room), 3 * BAD_LEN);
+	CU_ASSERT(!memcmp(out + 3 * (BAD_LEN - 1), "\xef\xbf\xbd", 3));
+	CU_ASSERT_EQUAL(shx_detok_room(&d, -1), 0);
+	CU_ASSERT_EQUAL(shx_detok_room(&d, LV_N), 0);
+	/* the ids outside the vocabulary have no text */
+	s = shx_tok_decode(tok, ids, sizeof(ids) / sizeof(ids[0]), 0, &len);
+	CU_ASSERT_FATAL(s != NULL);
+	CU_ASSERT_EQUAL(len, 2 * LONG_A_LEN + 3 * BAD_LEN);
+	CU_ASSERT_EQUAL(strlen(s), len);
+	CU_ASSERT(len == 2 * LONG_A_LEN + 3 * BAD_LEN &&
+		  strspn(s, "a") == LONG_A_LEN &&
+		  !memcmp(s + LONG_A_LEN + 3 * (BAD_LEN - 1), "\xef\xbf\xbd",
+			  3) &&
+		  strspn(s + LONG_A_LEN + 3 * BAD_LEN, "a") == LONG_A_LEN);
+	free(s);
+	s = shx_tok_decode(tok, ids, 0, 0, &len);
+	CU_ASSERT(s && !*s && !len);
+	free(s);
+	shx_tok_free(tok);
+}
+
 static void t_threads(void)
 {
 	static struct enc_job j[5];
@@ -419,6 +466,7 @@ int main(void)
 		{ "encode", t_encode },
 		{ "piece", t_piece },
 		{ "detok", t_detok },
+		{ "long pieces", t_long_pieces },
 		{ "bpe", t_bpe },
 		{ "mutate", t_mutate },
 		{ "threads", t_threads },

@@ -24,9 +24,13 @@ CHECKS	+= check-tokenizer
 # tok_ut: the API on small generated vocabularies, no peer needed.
 TOK_UT := $(B)/tests/text/tok_ut
 
-$(TOK_UT).o: CPPFLAGS_tests += -I$(CURDIR)/text -I$(CURDIR)/tools/lib
+LONG_VOCAB_O := $(B)/tests/text/long_vocab.o
 
-$(TOK_UT): $(TOK_UT).o $(B)/tools/lib/wfile.o $(SHXTEXT_A) $(SHXD_MODEL_OBJS)
+$(TOK_UT).o $(LONG_VOCAB_O): CPPFLAGS_tests += -I$(CURDIR)/text \
+	-I$(CURDIR)/tools/lib
+
+$(TOK_UT): $(TOK_UT).o $(LONG_VOCAB_O) $(B)/tools/lib/wfile.o $(SHXTEXT_A) \
+		$(SHXD_MODEL_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(SHXTEXT_LIBS) $(SHXD_MODEL_LIBS) \
 		$(shell $(PKG_CONFIG) --libs cunit) -pthread
 

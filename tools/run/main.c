@@ -360,7 +360,11 @@ static char **texts(struct run_text *t, const struct run_opts *o,
 	char **v = calloc(o->seqs, sizeof(*v));
 
 	for (unsigned int i = 0; v && i < o->seqs; i++) {
-		v[i] = text_of(t, res->tokens + (size_t)i * o->n, o->n);
+		size_t len;
+
+		/* the text continues the prompt: its first space stays */
+		v[i] = shx_tok_decode(t->tok, res->tokens + (size_t)i * o->n,
+				      o->n, SHX_DETOK_CONTINUE, &len);
 		if (!v[i]) {
 			while (i--)
 				free(v[i]);

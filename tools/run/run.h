@@ -64,6 +64,8 @@ struct run_text {
 	struct shx_tok *tok;
 	struct shx_detok d;	/* sequence 0, streamed to stdout */
 	bool stream;
+	char *buf;		/* its pieces' text, grown to fit */
+	size_t cap;
 };
 
 /* The tokenizer of the model file here; 0 or -errno, with a message. */
@@ -73,8 +75,6 @@ int text_open(struct run_text *t, const char *model);
 int text_prompt(struct run_text *t, const char *s, struct run_opts *o);
 /* run_opts.on_step: sequence 0's new token to stdout, when t->stream. */
 void text_step(void *arg, const int32_t *tokens, unsigned int step);
-/* The text of n ids (malloc'ed, NUL-terminated), NULL when out of memory. */
-char *text_of(struct run_text *t, const int32_t *ids, unsigned int n);
 void text_close(struct run_text *t);
 
 #endif /* SHX_RUN_H */

@@ -57,55 +57,31 @@ int text_prompt(struct run_text *t, const char *s, struct run_opts *o)
 void text_step(void *arg, const int32_t *tokens, unsigned int step)
 {
 	struct run_text *t = arg;
-	char buf[4096];
+	size_t room;
 	ssize_t n;
 
 	if (!t->stream)
 		return;
-	n = shx_detok_push(&t->d, tokens[step], buf, sizeof(buf));
+	room = shx_detok_room(&t->d, tokens[step]);
+	if (room > t->cap) {
+		char *p = realloc(t->buf, room);
+
+		if (!p)
+			return;	/* the piece is lost, the run goes on */
+		t->buf = p;
+		t->cap = room;
+	}
+	n = shx_detok_push(&t->d, tokens[step], t->buf, t->cap);
 	if (n > 0) {
-		fwrite(buf, 1, (size_t)n, stdout);
+		fwrite(t->buf, 1, (size_t)n, stdout);
 		fflush(stdout);
 	}
-}
-
-char *text_of(struct run_text *t, const int32_t *ids, unsigned int n)
-{
-	struct shx_detok d;
-	size_t len = 0, cap = 256;
-	char *s = malloc(cap);
-	ssize_t k;
-
-	shx_detok_init(&d, t->tok, SHX_DETOK_CONTINUE);
-	for (unsigned int i = 0; s && i <= n; i++) {
-		/* room for any piece: its length + 8, then the NUL */
-		ssize_t pl = i < n ? shx_tok_piece(t->tok, ids[i], 0, NULL, 0) :
-				     0;
-		size_t need = (pl > 0 ? (size_t)pl : 0) + 9;
-
-		if (len + need > cap) {
-			char *p = realloc(s, cap = 2 * (len + need));
-
-			if (!p) {
-				free(s);
-				return NULL;
-			}
-			s = p;
-		}
-		k = i < n ? shx_detok_push(&d, ids[i], s + len, cap - len - 1) :
-			    shx_detok_flush(&d, s + len, cap - len - 1);
-		/* k < 0: an id past the tokenizer's vocabulary (the
-		 * model's may be padded): it has no text */
-		if (k > 0)
-			len += (size_t)k;
-	}
-	if (s)
-		s[len] = 0;
-	return s;
 }
 
 void text_close(struct run_text *t)
 {
 	shx_tok_free(t->tok);
 	t->tok = NULL;
+	free(t->buf);
+	t->buf = NULL;
 }
