@@ -506,57 +506,75 @@ static void add_usage(cJSON *o, uint32_t prompt, uint32_t gen)
 	cJSON_AddNumberToObject(u, "total_tokens", (double)prompt + gen);
 }
 
-/* A token's text (control tokens' too) into buf of 4 * 256 + 8 bytes, its
- * bytes into raw of 256: a piece that is not whole UTF-8 characters as
- * "bytes:\\xNN..." (OpenAI's), so that tokens stay apart; without a
- * tokenizer "token_id:N" (vLLM's) and no bytes. The bytes' count, or -1. */
-static int token_text(const struct api_meta *m, int32_t id, char *buf,
-		      uint8_t *raw)
+/* A token's text (control tokens' too), malloc'ed: its bytes when they
+ * are whole UTF-8 characters, else "bytes:\\xNN..." (OpenAI's), so that
+ * tokens stay apart; without a tokenizer "token_id:N" (vLLM's). *raw
+ * (malloc'ed) and *n get its bytes, NULL and -1 without. NULL: out of
+ * memory. */
+static char *token_text(const struct api_meta *m, int32_t id, uint8_t **raw,
+			ssize_t *n)
 {
-	ssize_t n = -1;
+	ssize_t len = m->tok ? shx_tok_piece(m->tok, id, SHX_TOK_RENDER_SPECIAL,
+					     NULL, 0) : -1;
+	uint8_t *b;
 	size_t k;
+	char *s;
 
-	if (m->tok)
-		n = shx_tok_piece(m->tok, id, SHX_TOK_RENDER_SPECIAL,
-				  (char *)raw, 256);
-	if (n < 0) {
-		snprintf(buf, 4 * 256 + 8, "token_id:%d", id);
-		return -1;
+	*raw = NULL;
+	*n = len;
+	if (len < 0) {
+		s = malloc(24);
+		if (s)
+			snprintf(s, 24, "token_id:%d", id);
+		return s;
 	}
-	for (k = 0; k < (size_t)n;) {
-		int c = shx_utf8_check(raw + k, (size_t)n - k);
+	b = malloc((size_t)len + 1);
+	s = malloc(sizeof("bytes:") + 4 * (size_t)len);
+	if (!b || !s) {
+		free(b);
+		free(s);
+		return NULL;
+	}
+	shx_tok_piece(m->tok, id, SHX_TOK_RENDER_SPECIAL, (char *)b,
+		      (size_t)len);
+	*raw = b;
+	for (k = 0; k < (size_t)len;) {
+		int c = shx_utf8_check(b + k, (size_t)len - k);
 
 		if (c <= 0)
 			break;
 		k += (size_t)c;
 	}
-	if (k == (size_t)n) {
-		memcpy(buf, raw, k);
-		buf[k] = '\0';
-		return (int)n;
+	if (k == (size_t)len) {
+		memcpy(s, b, k);
+		s[k] = '\0';
+		return s;
 	}
-	k = (size_t)sprintf(buf, "bytes:");
-	for (ssize_t i = 0; i < n; i++)
-		k += (size_t)sprintf(buf + k, "\\x%02x", raw[i]);
-	return (int)n;
+	k = (size_t)sprintf(s, "bytes:");
+	for (ssize_t i = 0; i < len; i++)
+		k += (size_t)sprintf(s + k, "\\x%02x", b[i]);
+	return s;
 }
 
 /* Chat's {"token", "logprob", "bytes"} of one id. */
 static cJSON *chat_lp(const struct api_meta *m, const struct shx_logprob *lp)
 {
-	cJSON *o = cJSON_CreateObject();
-	char text[4 * 256 + 8];
-	uint8_t raw[256];
-	int n = token_text(m, lp->id, text, raw), b[256];
+	cJSON *o = cJSON_CreateObject(), *bytes;
+	uint8_t *raw;
+	ssize_t n;
+	char *text = token_text(m, lp->id, &raw, &n);
 
-	for (int i = 0; i < n; i++)
-		b[i] = raw[i];
 	cJSON_AddStringToObject(o, "token", text);
 	cJSON_AddNumberToObject(o, "logprob", lp->logprob);
-	if (n < 0)
+	if (n < 0) {
 		cJSON_AddNullToObject(o, "bytes");
-	else
-		cJSON_AddItemToObject(o, "bytes", cJSON_CreateIntArray(b, n));
+	} else {
+		bytes = cJSON_AddArrayToObject(o, "bytes");
+		for (ssize_t i = 0; raw && i < n; i++)
+			cJSON_AddItemToArray(bytes, cJSON_CreateNumber(raw[i]));
+	}
+	free(text);
+	free(raw);
 	return o;
 }
 
@@ -589,22 +607,26 @@ static cJSON *logprobs_json(const struct api_req *q, const struct api_meta *m,
 	for (uint32_t i = 0; i < t->n; i++) {
 		const struct shx_logprob *lp = t->lp + i * stride;
 		cJSON *top = cJSON_CreateObject();
-		char text[4 * 256 + 8];
-		uint8_t raw[256];
 		ssize_t len;
 
-		token_text(m, lp->id, text, raw);
-		cJSON_AddItemToArray(toks, cJSON_CreateString(text));
-		cJSON_AddItemToArray(lps, cJSON_CreateNumber(lp->logprob));
-		for (uint32_t j = 1; j < stride; j++) {
-			token_text(m, lp[j].id, text, raw);
-			cJSON_AddNumberToObject(top, text, lp[j].logprob);
+		for (uint32_t j = 0; j < stride; j++) {
+			uint8_t *raw;
+			char *text = token_text(m, lp[j].id, &raw, &len);
+
+			if (!j)
+				cJSON_AddItemToArray(toks,
+						     cJSON_CreateString(text));
+			else if (text)
+				cJSON_AddNumberToObject(top, text,
+							lp[j].logprob);
+			free(text);
+			free(raw);
 		}
+		cJSON_AddItemToArray(lps, cJSON_CreateNumber(lp->logprob));
 		cJSON_AddItemToArray(tops, top);
 		cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)*t->off));
 		/* the offset moves by the token's share of the text */
-		len = m->tok ? shx_tok_piece(m->tok, lp->id, 0, (char *)raw,
-					     sizeof(raw)) : 0;
+		len = m->tok ? shx_tok_piece(m->tok, lp->id, 0, NULL, 0) : 0;
 		*t->off += len > 0 ? (size_t)len : 0;
 	}
 	return o;
@@ -692,24 +714,10 @@ char *api_tokenize(const char *body, size_t len, const struct api_ctx *c,
 		cJSON_AddItemToObject(o = cJSON_CreateObject(), "tokens",
 				      cJSON_CreateIntArray(q.ids, (int)q.n_ids));
 	else if (detok && !parse_ids(v, c, &q, e)) {
-		struct shx_detok d;
-		size_t cap = (size_t)q.n_ids * 64 + 16, n = 0;
-		char *text = malloc(cap);
+		size_t n;
+		char *text = shx_tok_decode(c->tok, q.ids, q.n_ids, 0, &n);
 
-		shx_detok_init(&d, c->tok, 0);
-		for (uint32_t i = 0; text && i < q.n_ids; i++) {
-			ssize_t k = shx_detok_push(&d, q.ids[i], text + n,
-						   cap - n - 9);
-
-			if (k < 0)
-				break;
-			n += (size_t)k;
-		}
 		if (text) {
-			ssize_t k = shx_detok_flush(&d, text + n, cap - n);
-
-			n += k > 0 ? (size_t)k : 0;
-			text[n] = '\0';
 			o = cJSON_CreateObject();
 			cJSON_AddStringToObject(o, "content", text);
 			free(text);

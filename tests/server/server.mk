@@ -11,3 +11,21 @@ check-syshax-serve: $(B)/syshax-serve $(B)/syshax-run $(B)/syshaxd \
 		$(or $(SYSHAX_LLAMA_DIR),build/ggml) $(B)/models
 
 CHECKS	+= check-syshax-serve
+
+# api_ut: server/api.c's JSON on a vocabulary of long pieces, no server.
+API_UT := $(B)/tests/server/api_ut
+
+$(API_UT).o: CPPFLAGS_tests += -iquote $(CURDIR)/server -I$(CURDIR)/text \
+	$(shell $(PKG_CONFIG) --cflags libcjson)
+
+$(API_UT): $(API_UT).o $(B)/server/api.o $(B)/tests/text/long_vocab.o \
+		$(B)/tools/lib/wfile.o $(SHXTEXT_A) $(SHXD_MODEL_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(SHXTEXT_LIBS) $(SHXD_MODEL_LIBS) \
+		$(shell $(PKG_CONFIG) --libs cunit libcjson)
+
+.PHONY: check-api-ut
+check-api-ut: $(API_UT)
+	timeout 60 $(API_UT)
+
+ALL	+= $(API_UT)
+CHECKS	+= check-api-ut
