@@ -377,9 +377,11 @@ static int check(const cJSON *root, bool chat, const struct api_ctx *lim,
 	unsigned int where = chat ? 2 : 1;
 	const char *need = chat ? "messages" : "prompt";
 	char msg[sizeof(e->msg)];
+	uint32_t seen = 0;
 	const cJSON *v;
 	int ret;
 
+	_Static_assert(sizeof(fields) / sizeof(fields[0]) <= 32, "seen");
 	if (!cJSON_IsObject(root))
 		return bad(e, NULL, "the body must be a JSON object");
 	cJSON_ArrayForEach(v, root) {
@@ -392,6 +394,11 @@ static int check(const cJSON *root, bool chat, const struct api_ctx *lim,
 		if (i == sizeof(fields) / sizeof(fields[0]))
 			return bad(e, v->string, "unknown field '%s'",
 				   v->string);
+		/* each field fills q once (prompt's ids, stop's strings) */
+		if (seen & 1u << i)
+			return bad(e, v->string, "'%s' is given twice",
+				   v->string);
+		seen |= 1u << i;
 		ret = field(v, fields[i].f, lim, q, e);
 		if (ret)
 			return ret;

@@ -320,6 +320,15 @@ def main():
     # Bad input, each followed by a good request.
     error_case(s, want, "malformed JSON", 400, raw='{"prompt": [1, 2')
     error_case(s, want, "not an object", 400, raw='[1, 2, 3]')
+    error_case(s, want, "a prompt given twice", 400, needle="twice",
+               raw='{"prompt": [1, 2, 3], "prompt": [4, 5, 6, 7]}')
+    error_case(s, want, "stop given twice", 400, needle="twice",
+               raw='{"prompt": [1], "stop": ["a", "b", "c", "d"], '
+                   '"stop": ["e", "f", "g", "h"]}')
+    error_case(s, want, "messages given twice", 400, needle="twice",
+               path="/v1/chat/completions",
+               raw='{"messages": [{"role": "user", "content": "a"}], '
+                   '"messages": [{"role": "user", "content": "b"}]}')
     error_case(s, want, "prompt of the wrong type", 400,
                dict(prompt={"a": 1}))
     error_case(s, want, "max_tokens of the wrong type", 400,
