@@ -55,6 +55,8 @@ struct sched {
 	bool stop;
 	void (*wake)(void *owner);
 	struct metrics m;
+	char *piece;		/* a token's decoded text, grown to fit */
+	size_t piece_cap;
 };
 
 static double now_s(void)
@@ -574,54 +576,82 @@ static int run_step(struct sched *s, struct plan *p, int *status)
 	return ret;
 }
 
-/* Text: the bytes of whole characters, cut at a stop string (*hit). */
-static int text_add(struct sreq *r, const char *p, size_t n, bool *hit)
+/* Room at the end of r's text for n bytes and a NUL: where, or NULL. */
+static char *text_room(struct sreq *r, size_t n)
 {
-	char cut[4096 + SHX_STOP_LEN_MAX];
-	ssize_t k = (ssize_t)n;
-
-	if (r->stop && !*hit) {
-		if (n > 4096)
-			return -E2BIG;
-		k = shx_stop_push(r->stop, p, n, cut, sizeof(cut), hit);
-		if (k < 0)
-			return (int)k;
-		p = cut;
-	}
-	if (r->text_len + (size_t)k + 1 > r->text_cap) {
-		size_t cap = (r->text_len + (size_t)k + 1) * 2;
+	if (r->text_len + n + 1 > r->text_cap) {
+		size_t cap = (r->text_len + n + 1) * 2;
 		char *t = realloc(r->text, cap);
 
 		if (!t)
-			return -ENOMEM;
+			return NULL;
 		r->text = t;
 		r->text_cap = cap;
 	}
-	memcpy(r->text + r->text_len, p, (size_t)k);
+	return r->text + r->text_len;
+}
+
+static int text_grow(struct sreq *r, ssize_t k)
+{
+	if (k < 0)
+		return (int)k;
 	r->text_len += (size_t)k;
 	r->text[r->text_len] = '\0';
 	return 0;
+}
+
+/* Text: the bytes of whole characters, cut at a stop string (*hit). */
+static int text_add(struct sreq *r, const char *p, size_t n, bool *hit)
+{
+	bool stop = r->stop && !*hit;
+	char *at = text_room(r, stop ? n + SHX_STOP_LEN_MAX : n);
+
+	if (!at)
+		return -ENOMEM;
+	if (!stop) {
+		memcpy(at, p, n);
+		return text_grow(r, (ssize_t)n);
+	}
+	return text_grow(r, shx_stop_push(r->stop, p, n, at,
+					  n + SHX_STOP_LEN_MAX, hit));
+}
+
+/* The end of the text: what the stop matcher held back. */
+static int text_end(struct sreq *r)
+{
+	char *at = text_room(r, SHX_STOP_LEN_MAX);
+
+	if (!at)
+		return -ENOMEM;
+	return text_grow(r, shx_stop_flush(r->stop, at, SHX_STOP_LEN_MAX));
 }
 
 /* id's text into r, or at the end (id < 0) what the decoder and the stop
  * matcher held back. */
 static int detok(struct sched *s, struct sreq *r, int32_t id, bool *hit)
 {
-	char buf[512];
+	size_t room = id >= 0 ? shx_detok_room(&r->detok, id) : 3;
 	ssize_t n;
 	int ret;
 
 	if (!s->c.tok)
 		return 0;
-	n = id >= 0 ? shx_detok_push(&r->detok, id, buf, sizeof(buf)) :
-		      shx_detok_flush(&r->detok, buf, sizeof(buf));
+	if (room > s->piece_cap) {
+		char *p = realloc(s->piece, room);
+
+		if (!p)
+			return -ENOMEM;
+		s->piece = p;
+		s->piece_cap = room;
+	}
+	n = id >= 0 ? shx_detok_push(&r->detok, id, s->piece, s->piece_cap) :
+		      shx_detok_flush(&r->detok, s->piece, s->piece_cap);
 	if (n < 0)
 		return (int)n;
-	ret = text_add(r, buf, (size_t)n, hit);
+	ret = n ? text_add(r, s->piece, (size_t)n, hit) : 0;
 	if (ret || id >= 0 || !r->stop || *hit)
 		return ret;
-	n = shx_stop_flush(r->stop, buf, sizeof(buf));
-	return n < 0 ? (int)n : text_add(r, buf, (size_t)n, hit);
+	return text_end(r);
 }
 
 /*
@@ -973,6 +1003,7 @@ void sched_stop(struct sched *s)
 
 void sched_free(struct sched *s)
 {
+	free(s->piece);
 	kvb_destroy(&s->kb);
 	free(s->slots);
 	pthread_cond_destroy(&s->cond);

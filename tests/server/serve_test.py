@@ -281,6 +281,13 @@ def main():
        st == 200 and js["choices"][0]["text"] == full[:full.find(cut)] and
        js["choices"][0]["finish_reason"] == "stop", "%r at %r: %s" %
        (cut, full, js))
+    end = full[-1:] + "\u0001"
+    st, js, _, _ = s.req("POST", "/v1/completions", dict(
+        prompt=text, max_tokens=n, temperature=0, stop=[end]))
+    ok("a stop string the text ends inside: the whole text",
+       st == 200 and js["choices"][0]["text"] == full and
+       js["choices"][0]["finish_reason"] == got.get("finish_reason"),
+       "%r at %r: %s" % (end, full, js))
     msgs = [{"role": "system", "content": "Be brief."},
             {"role": "user", "content": "Hi there"}]
     st, js, _, _ = s.req("POST", "/v1/chat/completions", dict(
