@@ -347,7 +347,7 @@ static void find_eog(struct shx_tok *tok, int32_t *fim)
 		"<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>",
 		"[EOT]", "[EOS]", "<|end_of_text|>", "<end_of_utterance>",
 		"<eos>", "<turn|>", "<|tool_response>",
-		"<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
+		("<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"),
 		"[e~[",
 	};
 	static const char *const user[] = { "<|channel|>", "<|message|>",
