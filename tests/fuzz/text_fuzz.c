@@ -4,12 +4,14 @@
  * of it (make fuzz). The first byte picks the path, the second its flags,
  * the rest is the input: text encoded then decoded, ids decoded as a
  * stream, a completions or chat body through api_parse, a /tokenize or
- * /detokenize body, ids and logprobs through the reply builders. Besides
- * the sanitizers it checks the promises: ids inside the vocabulary, text
- * out always whole UTF-8, a stream that never runs out of the room
- * shx_detok_room gives and says what shx_tok_decode says, a parsed
- * request inside its limits, an error with its status and message, and
- * replies that are JSON.
+ * /detokenize body, ids and logprobs through the reply builders, a
+ * vocabulary of the input's lines loaded and used, a chat template's text
+ * detected and applied. Besides the sanitizers it checks the promises:
+ * ids inside the vocabulary, text out always whole UTF-8, a stream that
+ * never runs out of the room shx_detok_room gives and says what
+ * shx_tok_decode says, a parsed request inside its limits, an error with
+ * its status and message, replies that are JSON, a vocabulary that loads
+ * or says why, a prompt of the length the template says.
  *
  * The vocabulary: the GGUF named by SHX_FUZZ_VOCAB (make fuzz passes the
  * real ones tests/text/tok_compare wrote), else one of long pieces
@@ -26,12 +28,13 @@
 #include "long_vocab.h"
 #include "tokenizer.h"
 #include "utf8.h"
+#include "wfile.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum { P_ENCODE, P_STREAM, P_COMPLETIONS, P_CHAT, P_TOKENIZE, P_REPLY,
-       P_N };
+       P_VOCAB, P_TEMPLATE, P_N };
 
 static struct shx_tok *g_tok;
 static int32_t g_nv;
@@ -82,9 +85,11 @@ static size_t ids_of(const uint8_t *d, size_t n, int32_t *ids)
 	return k;
 }
 
-static void encode(const char *s, size_t n, unsigned int flags)
+static void encode_with(const struct shx_tok *tok, const char *s, size_t n,
+			unsigned int flags)
 {
-	ssize_t k = shx_tok_encode(g_tok, s, n, flags, NULL, 0), r;
+	ssize_t k = shx_tok_encode(tok, s, n, flags, NULL, 0), r;
+	int32_t nv = shx_tok_n_vocab(tok);
 	int32_t *ids;
 	size_t len;
 	char *t;
@@ -97,18 +102,141 @@ static void encode(const char *s, size_t n, unsigned int flags)
 	ids = malloc(((size_t)k + 1) * sizeof(*ids));
 	if (!ids)
 		return;
-	r = shx_tok_encode(g_tok, s, n, flags, ids, (size_t)k);
+	r = shx_tok_encode(tok, s, n, flags, ids, (size_t)k);
 	if (r != k)
 		abort();
 	for (ssize_t i = 0; i < k; i++)
-		if (ids[i] < 0 || ids[i] >= g_nv)
+		if (ids[i] < 0 || ids[i] >= nv)
 			abort();
-	t = shx_tok_decode(g_tok, ids, (size_t)k, 0, &len);
+	t = shx_tok_decode(tok, ids, (size_t)k, 0, &len);
 	if (t) {
 		whole_utf8(t, len);
 		free(t);
 	}
 	free(ids);
+}
+
+/*
+ * A vocabulary of the input's lines (at most 256): SPM or byte-level BPE
+ * by flags, "<...>" lines control tokens (and "<0xNN>" SPM's byte tokens),
+ * lines with one inner space also merges; loaded, then every token's text
+ * decoded and the input encoded.
+ */
+static void vocab(const char *s, size_t n, uint8_t flags)
+{
+	enum { LINES = 256 };
+	const char *tok[LINES], *merge[LINES];
+	int32_t type[LINES];
+	size_t nt = 0, nm = 0, len;
+	char *lines = malloc(n + 1), err[256];
+	struct shx_tok *t = NULL;
+	uint8_t *img;
+	int ret;
+
+	if (!lines)
+		return;
+	memcpy(lines, s, n);
+	lines[n] = '\0';
+	for (char *p = lines, *e; p && nt < LINES; p = e ? e + 1 : NULL) {
+		size_t l;
+
+		e = strchr(p, '\n');
+		if (e)
+			*e = '\0';
+		l = strlen(p);
+		tok[nt] = p;
+		type[nt] = l > 2 && p[0] == '<' && p[l - 1] == '>' ?
+			   (l == 6 && !memcmp(p, "<0x", 3) ? 6 : 3) : 1;
+		if (strchr(p, ' ') && p[0] != ' ' && p[l - 1] != ' ')
+			merge[nm++] = p;
+		nt++;
+	}
+	{
+		const struct wf_wkv kv[] = {
+			WF_KV_STR("general.architecture", "llama"),
+			WF_KV_STR("tokenizer.ggml.model",
+				  flags & 1 ? "gpt2" : "llama"),
+			WF_KV_STR("tokenizer.ggml.pre",
+				  flags & 2 ? "llama-bpe" : "qwen2"),
+			WF_KV_U32("tokenizer.ggml.eos_token_id", flags >> 2),
+			WF_KV_STRS("tokenizer.ggml.tokens", tok, nt),
+			WF_KV_ARR("tokenizer.ggml.token_type", WF_GGUF_I32,
+				  type, nt),
+			WF_KV_STRS("tokenizer.ggml.merges", merge, nm),
+		};
+
+		img = wf_gguf_image(kv, sizeof(kv) / sizeof(kv[0]), NULL, 0,
+				    &len);
+	}
+	ret = img ? shx_tok_load(img, len, &t, err, sizeof(err)) : -ENOMEM;
+	free(img);
+	if (ret) {
+		if ((ret != -EINVAL && ret != -ENOMEM && ret != -EOPNOTSUPP) ||
+		    (ret == -EINVAL && !err[0]))
+			abort();
+	} else {
+		int32_t *ids = malloc((size_t)shx_tok_n_vocab(t) *
+				      sizeof(*ids));
+		char *txt;
+
+		for (int32_t i = 0; ids && i < shx_tok_n_vocab(t); i++)
+			ids[i] = i;
+		txt = ids ? shx_tok_decode(t, ids, (size_t)shx_tok_n_vocab(t),
+					   SHX_TOK_RENDER_SPECIAL, &len) :
+			    NULL;
+		if (txt)
+			whole_utf8(txt, len);
+		free(txt);
+		free(ids);
+		encode_with(t, s, n, SHX_TOK_ADD_SPECIAL |
+				     SHX_TOK_PARSE_SPECIAL);
+		shx_tok_free(t);
+	}
+	free(lines);
+}
+
+/* A template's text (to its first NUL) detected, or a family by flags,
+ * applied to the rest split at NULs as role, content, role, ...: the
+ * length snprintf-like, the prompt that long. */
+static void chat_template(const char *s, size_t n, uint8_t flags)
+{
+	enum { MSGS = 8 };
+	static const char *const roles[] = { "system", "user", "assistant",
+					     "tool" };
+	struct shx_chat_msg m[MSGS];
+	enum shx_chat_tmpl t = (enum shx_chat_tmpl)(flags % SHX_CHAT_N);
+	char *z = malloc(n + 2), *p, *buf;
+	size_t nm = 0;
+	ssize_t k, k2;
+
+	if (!z)
+		return;
+	memcpy(z, s, n);
+	z[n] = z[n + 1] = '\0';
+	k = shx_chat_detect(z, &t);
+	if (k && k != -ENOENT)
+		abort();
+	p = z + strlen(z) + 1;
+	while (p < z + n + 1 && nm < MSGS) {
+		m[nm].role = flags & 0x80 ? p : roles[nm % 4];
+		if (flags & 0x80)
+			p += strlen(p) + 1;
+		m[nm].content = p < z + n + 1 ? p : "";
+		p += strlen(p) + 1;
+		nm++;
+	}
+	k = shx_chat_apply(t, m, nm, flags & 0x40, NULL, 0);
+	if (k >= 0) {
+		buf = malloc((size_t)k + 1);
+		k2 = buf ? shx_chat_apply(t, m, nm, flags & 0x40, buf,
+					  (size_t)k + 1) : k;
+		if (k2 != k || (buf && strlen(buf) != (size_t)k))
+			abort();
+		free(buf);
+	} else if (k != -EINVAL) {
+		abort();
+	}
+	free(z);
 }
 
 static void stream(const uint8_t *d, size_t n, unsigned int flags)
@@ -244,8 +372,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	switch (data[0] % P_N) {
 	case P_ENCODE:
-		encode(body, n, data[1] & (SHX_TOK_ADD_SPECIAL |
-					   SHX_TOK_PARSE_SPECIAL));
+		encode_with(g_tok, body, n, data[1] & (SHX_TOK_ADD_SPECIAL |
+						       SHX_TOK_PARSE_SPECIAL));
+		break;
+	case P_VOCAB:
+		vocab(body, n, data[1]);
+		break;
+	case P_TEMPLATE:
+		chat_template(body, n, data[1]);
 		break;
 	case P_STREAM:
 		stream(data + 2, n, data[1]);
