@@ -630,12 +630,13 @@ static int text_end(struct sreq *r)
  * matcher held back. */
 static int detok(struct sched *s, struct sreq *r, int32_t id, bool *hit)
 {
-	size_t room = id >= 0 ? shx_detok_room(&r->detok, id) : 3;
+	size_t room;
 	ssize_t n;
 	int ret;
 
 	if (!s->c.tok)
 		return 0;
+	room = id >= 0 ? shx_detok_room(&r->detok, id) : 3;
 	if (room > s->piece_cap) {
 		char *p = realloc(s->piece, room);
 

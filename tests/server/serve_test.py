@@ -23,6 +23,7 @@ import os
 import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -562,6 +563,72 @@ def main():
        int(cpu.group(1)) > 0 and int(xpu.group(1)) > 0 and
        int(pf.group(1)) > 0, text[-600:])
     s.stop()
+
+    # A file without a tokenizer: token ids only, the same tokens.
+    bare = os.path.join(TMP, "bare.gguf")
+    strip_tokenizer(model, bare)
+    s = Server(bare)
+    st, toks = s.complete(PROMPT, n)
+    ok("no tokenizer: syshax-run's tokens", st == 200 and toks == want,
+       "%s vs %s" % (toks, want))
+    toks, events, done = s.stream(PROMPT, n)
+    ok("no tokenizer: streamed, the same tokens, no text",
+       toks == want and done and all(
+           e["choices"][0]["text"] == "" for e in events if e["choices"]),
+       "%s %s" % (toks, events[:2]))
+    st, js, _, _ = s.req("POST", "/v1/completions", dict(
+        prompt=PROMPT, max_tokens=n, temperature=0, logprobs=2))
+    got = js["choices"][0]["logprobs"] if st == 200 else {}
+    ok("no tokenizer: logprobs name the ids", st == 200 and
+       got["tokens"] == ["token_id:%d" % t for t in want], "%s" % got)
+    error_case(s, want, "no tokenizer: a text prompt", 400,
+               dict(prompt="Hello"), needle="tokenizer")
+    error_case(s, want, "no tokenizer: a stop string", 400,
+               dict(prompt=PROMPT, stop="a"), needle="tokenizer")
+    s.stop()
+
+
+def strip_tokenizer(src, dst):
+    """src's GGUF without its tokenizer.* keys."""
+    with open(src, "rb") as f:
+        b = f.read()
+    size = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8,
+            12: 8}
+
+    def string(o):
+        return o + 8 + struct.unpack_from("<Q", b, o)[0]
+
+    def value(o, t):
+        if t == 8:
+            return string(o)
+        if t == 9:
+            et, k = struct.unpack_from("<IQ", b, o)
+            o += 12
+            for _ in range(k):
+                o = value(o, et)
+            return o
+        return o + size[t]
+
+    nt, nkv = struct.unpack_from("<QQ", b, 8)
+    o, kept, align = 24, [], 32
+    for _ in range(nkv):
+        k0 = string(o)
+        key, t = b[o + 8:k0], struct.unpack_from("<I", b, k0)[0]
+        end = value(k0 + 4, t)
+        if key == b"general.alignment":
+            align = struct.unpack_from("<I", b, k0 + 4)[0]
+        if not key.startswith(b"tokenizer."):
+            kept.append(b[o:end])
+        o = end
+    t0 = o
+    for _ in range(nt):
+        o = string(o)
+        o += 4 + 8 * struct.unpack_from("<I", b, o)[0] + 4 + 8
+    head = b[:8] + struct.pack("<QQ", nt, len(kept)) + b"".join(kept) + \
+        b[t0:o]
+    head += b"\0" * (-len(head) % align)
+    with open(dst, "wb") as f:
+        f.write(head + b[(o + align - 1) // align * align:])
 
 
 def logprobs(s, model, want):
