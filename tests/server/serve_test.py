@@ -587,6 +587,28 @@ def main():
                dict(prompt=PROMPT, stop="a"), needle="tokenizer")
     s.stop()
 
+    # A server killed outright takes its private syshaxd with it.
+    s = Server(model)
+    pid = s.daemon_pid()
+    s.p.kill()
+    s.p.wait()
+    end = time.time() + 10
+    while time.time() < end and running(pid):
+        time.sleep(0.05)
+    ok("a killed server's private syshaxd exits", pid and not running(pid),
+       "pid %s" % pid)
+    if pid and running(pid):
+        os.kill(pid, signal.SIGKILL)
+
+
+def running(pid):
+    """pid is a process that has not exited (a zombie has)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
 
 def strip_tokenizer(src, dst):
     """src's GGUF without its tokenizer.* keys."""

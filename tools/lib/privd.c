@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,13 +33,19 @@ static void pause_10ms(void)
 int privd_spawn(const char *exe, char *const argv[], const char *device,
 		const char *log)
 {
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
 		int fd = log ? open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
 		sigset_t none;
+
+		/* The daemon is the tool's: SIGTERM when the thread that
+		 * started it ends, the tool killed or crashed included (a
+		 * tool stops its daemons before its threads end). */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+			_exit(127);
 
 		/* exec keeps the mask and ignored signals: a parent that
 		 * blocks SIGTERM for sigwait (syshax-serve) or ignores
