@@ -233,11 +233,12 @@ static void add_files(struct corpus *c, const char *pattern, size_t limit)
 }
 
 /* Long runs of one class: the regexes' backtracking and the merges'
- * heap at their deepest. */
+ * heap at their deepest; a lead byte before a space (SPM: three symbols
+ * of two bytes). */
 static void add_runs(struct corpus *c)
 {
 	static const char *const unit[] = { " ", "a", "7", "\n", "\xe4\xb8\x80",
-					     " \t", "ab " };
+					     " \t", "ab ", "\xdf " };
 
 	for (size_t i = 0; i < sizeof(unit) / sizeof(unit[0]); i++) {
 		size_t start = c->text.n;
