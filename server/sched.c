@@ -630,23 +630,12 @@ static int text_end(struct sreq *r)
  * matcher held back. */
 static int detok(struct sched *s, struct sreq *r, int32_t id, bool *hit)
 {
-	size_t room;
 	ssize_t n;
 	int ret;
 
 	if (!s->c.tok)
 		return 0;
-	room = id >= 0 ? shx_detok_room(&r->detok, id) : 3;
-	if (room > s->piece_cap) {
-		char *p = realloc(s->piece, room);
-
-		if (!p)
-			return -ENOMEM;
-		s->piece = p;
-		s->piece_cap = room;
-	}
-	n = id >= 0 ? shx_detok_push(&r->detok, id, s->piece, s->piece_cap) :
-		      shx_detok_flush(&r->detok, s->piece, s->piece_cap);
+	n = shx_detok_next(&r->detok, id, &s->piece, &s->piece_cap);
 	if (n < 0)
 		return (int)n;
 	ret = n ? text_add(r, s->piece, (size_t)n, hit) : 0;

@@ -103,6 +103,23 @@ size_t shx_detok_room(const struct shx_detok *d, int32_t id)
 	return 3 * ((size_t)d->npend + d->tok->t[id].plen);
 }
 
+ssize_t shx_detok_next(struct shx_detok *d, int32_t id, char **buf,
+		       size_t *cap)
+{
+	size_t room = id >= 0 ? shx_detok_room(d, id) : 3;
+
+	if (room > *cap) {
+		char *p = realloc(*buf, room);
+
+		if (!p)
+			return -ENOMEM;
+		*buf = p;
+		*cap = room;
+	}
+	return id >= 0 ? shx_detok_push(d, id, *buf, *cap) :
+			 shx_detok_flush(d, *buf, *cap);
+}
+
 ssize_t shx_detok_flush(struct shx_detok *d, char *out, size_t len)
 {
 	size_t o = 0;

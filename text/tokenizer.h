@@ -92,6 +92,11 @@ ssize_t shx_detok_push(struct shx_detok *d, int32_t id, char *out,
  * piece a U+FFFD of 3 (a piece may be any bytes, and longer than any
  * buffer fixed in advance); 0 for a bad id. */
 size_t shx_detok_room(const struct shx_detok *d, int32_t id);
+/* shx_detok_push(d, id) (id >= 0) or shx_detok_flush(d) (id < 0) into
+ * *buf, first grown (realloc) to the room it needs; *cap is its size
+ * (NULL and 0 to start). -ENOMEM, or as those. */
+ssize_t shx_detok_next(struct shx_detok *d, int32_t id, char **buf,
+		       size_t *cap);
 /* What is left (an unfinished character as U+FFFD); -ENOBUFS as above (3
  * bytes always suffice). The state is ready for a new text after it. */
 ssize_t shx_detok_flush(struct shx_detok *d, char *out, size_t len);

@@ -354,6 +354,15 @@ static void t_long_pieces(void)
 	CU_ASSERT(!memcmp(out + 3 * (BAD_LEN - 1), "\xef\xbf\xbd", 3));
 	CU_ASSERT_EQUAL(shx_detok_room(&d, -1), 0);
 	CU_ASSERT_EQUAL(shx_detok_room(&d, LV_N), 0);
+	/* a buffer grown to the room, then the flush into it */
+	s = NULL;
+	len = 0;
+	shx_detok_init(&d, tok, 0);
+	CU_ASSERT_EQUAL(shx_detok_next(&d, LV_BAD, &s, &len), 3 * BAD_LEN);
+	CU_ASSERT(s && len >= 3 * BAD_LEN);
+	CU_ASSERT_EQUAL(shx_detok_next(&d, LV_N, &s, &len), -EINVAL);
+	CU_ASSERT_EQUAL(shx_detok_next(&d, -1, &s, &len), 0);
+	free(s);
 	/* the ids outside the vocabulary have no text */
 	s = shx_tok_decode(tok, ids, sizeof(ids) / sizeof(ids[0]), 0, &len);
 	CU_ASSERT_FATAL(s != NULL);

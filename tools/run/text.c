@@ -57,21 +57,12 @@ int text_prompt(struct run_text *t, const char *s, struct run_opts *o)
 void text_step(void *arg, const int32_t *tokens, unsigned int step)
 {
 	struct run_text *t = arg;
-	size_t room;
 	ssize_t n;
 
 	if (!t->stream)
 		return;
-	room = shx_detok_room(&t->d, tokens[step]);
-	if (room > t->cap) {
-		char *p = realloc(t->buf, room);
-
-		if (!p)
-			return;	/* the piece is lost, the run goes on */
-		t->buf = p;
-		t->cap = room;
-	}
-	n = shx_detok_push(&t->d, tokens[step], t->buf, t->cap);
+	/* < 0 (no memory): the piece is lost, the run goes on */
+	n = shx_detok_next(&t->d, tokens[step], &t->buf, &t->cap);
 	if (n > 0) {
 		fwrite(t->buf, 1, (size_t)n, stdout);
 		fflush(stdout);
