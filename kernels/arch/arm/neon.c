@@ -253,14 +253,18 @@ INLINE void attn_heads(enum shxk_type t, const int gh, const float *q,
 void shxk_attn_tile_neon(enum shxk_type t, const float *q, size_t g, size_t ng,
 			 float scale, const void *const *k, const void *const *v,
 			 size_t nr, size_t n, float *o, float *mx, float *l,
-			 struct shxk_attn_next *nx)
+			 struct shxk_attn_next *gnx)
 {
+	/* A local cursor: see struct shxk_attn_next. */
+	struct shxk_attn_next lnx = *gnx, *nx = &lnx;
+
 	if (n % 4) {
 		shxk_attn_tile_generic(t, q, g, ng, scale, k, v, nr, n, o, mx,
-				       l, nx);
+				       l, gnx);
 		return;
 	}
 	SHXK_ATTN_GROUPS(nx, t, g, ng, n, AT_HEADS, AT_PASS);
+	*gnx = lnx;
 }
 
 /* ---- Q8_0 / Q4_0 ---- */

@@ -642,18 +642,26 @@ INLINE void attn_groups(enum shxk_type t, const int gh, size_t ng,
 static void tile_groups(enum shxk_type t, const float *q, size_t g, size_t ng,
 			float scale, const void *const *k, const void *const *v,
 			size_t nr, size_t n, float *o, float *mx, float *l,
-			struct shxk_attn_next *nx)
+			struct shxk_attn_next *gnx)
 {
+	/* A local cursor: see struct shxk_attn_next. */
+	struct shxk_attn_next lnx = *gnx, *nx = &lnx;
+
 	SHXK_ATTN_TYPED(t, SHXK_ATTN_GH4, g, AT_GROUPS, ng);
+	*gnx = lnx;
 }
 
 /* Groups of more heads, one after another, in passes of even size. */
 static void tile_heads(enum shxk_type t, const float *q, size_t g, size_t ng,
 		       float scale, const void *const *k, const void *const *v,
 		       size_t nr, size_t n, float *o, float *mx, float *l,
-		       struct shxk_attn_next *nx)
+		       struct shxk_attn_next *gnx)
 {
+	/* A local cursor: see struct shxk_attn_next. */
+	struct shxk_attn_next lnx = *gnx, *nx = &lnx;
+
 	SHXK_ATTN_GROUPS(nx, t, g, ng, n, AT_HEADS, AT_PASS);
+	*gnx = lnx;
 }
 
 static void attn_tile(enum shxk_type t, const float *q, size_t g, size_t ng,
