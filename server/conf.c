@@ -59,6 +59,10 @@ static const struct key {
 	  "KV cache element: f32, f16 or bf16 (default f16)" },
 	{ "prefill_chunk", K_UINT, SC(prefill_chunk), 0, 1, 8192,
 	  "prompt tokens per PREFILL job (default 256)" },
+	{ "prefix_cache", K_UINT, SC(prefix_cache), 0, 0, 4096,
+	  "ended requests whose KV blocks are kept for prompts that begin "
+	  "with the same tokens, evicted when blocks are needed (default "
+	  "16; 0: none)" },
 	{ "xpu_standin", K_BOOL, SC(xpu_standin), 0, 0, 0,
 	  "a stand-in xPU in this process: prefill there, and each decode "
 	  "step where syshaxd's dispatch rule says (default 0)" },
@@ -100,7 +104,8 @@ static void defaults(struct serve_conf *c)
 	c->sc = (struct sched_conf){
 		.cpu_max_batch_size = 32, .max_running = 64, .max_queue = 256,
 		.kv_blocks = 2048, .block_size = 16, .max_ctx = 4096,
-		.prefill_chunk = 256, .request_timeout = 600,
+		.prefill_chunk = 256, .prefix_cache = 16,
+		.request_timeout = 600,
 		.kv_type = SYSHAX_DT_F16, .pd_offload = true,
 	};
 }

@@ -8,8 +8,11 @@
 int kvb_init(struct kvblocks *kb, uint32_t n)
 {
 	kb->free = calloc(n ? n : 1, sizeof(*kb->free));
-	if (!kb->free)
+	kb->holders = calloc(n ? n : 1, sizeof(*kb->holders));
+	if (!kb->free || !kb->holders) {
+		kvb_destroy(kb);
 		return -ENOMEM;
+	}
 	/* Lowest ids on top: a lone request's blocks come out in order. */
 	for (uint32_t i = 0; i < n; i++)
 		kb->free[i] = n - 1 - i;
@@ -20,7 +23,8 @@ int kvb_init(struct kvblocks *kb, uint32_t n)
 void kvb_destroy(struct kvblocks *kb)
 {
 	free(kb->free);
-	kb->free = NULL;
+	free(kb->holders);
+	kb->free = kb->holders = NULL;
 	kb->nfree = kb->n = 0;
 }
 
@@ -28,14 +32,23 @@ int kvb_alloc(struct kvblocks *kb, uint32_t k, int32_t *ids)
 {
 	if (k > kb->nfree)
 		return -ENOSPC;
-	for (uint32_t i = 0; i < k; i++)
+	for (uint32_t i = 0; i < k; i++) {
 		ids[i] = (int32_t)kb->free[--kb->nfree];
+		kb->holders[ids[i]] = 1;
+	}
 	return 0;
+}
+
+void kvb_hold(struct kvblocks *kb, uint32_t k, const int32_t *ids)
+{
+	for (uint32_t i = 0; i < k; i++)
+		kb->holders[ids[i]]++;
 }
 
 void kvb_free(struct kvblocks *kb, uint32_t k, const int32_t *ids)
 {
 	/* In reverse: freeing what one alloc gave restores the stack. */
 	for (uint32_t i = k; i-- > 0;)
-		kb->free[kb->nfree++] = (uint32_t)ids[i];
+		if (!--kb->holders[ids[i]])
+			kb->free[kb->nfree++] = (uint32_t)ids[i];
 }

@@ -86,6 +86,9 @@ size_t metrics_render(const struct metrics *m, char *buf, size_t len)
 	       m->rejected);
 	metric(&o, "prompt_tokens_total", "counter", "Prompt tokens prefilled.",
 	       m->prompt_tokens);
+	metric(&o, "prompt_tokens_cached_total", "counter",
+	       "Prompt tokens whose KV the prefix cache had (not prefilled).",
+	       m->prompt_cached);
 	metric(&o, "generation_tokens_total", "counter", "Tokens generated.",
 	       m->gen_tokens);
 	histogram(&o, "time_to_first_token_seconds",
@@ -96,8 +99,12 @@ size_t metrics_render(const struct metrics *m, char *buf, size_t len)
 	       m->waiting);
 	metric(&o, "running_requests", "gauge",
 	       "Requests holding a slot and KV blocks.", m->running);
-	metric(&o, "kv_blocks_used", "gauge", "KV cache blocks held.",
+	metric(&o, "kv_blocks_used", "gauge",
+	       "KV cache blocks held (by requests and the prefix cache).",
 	       m->kv_used);
+	metric(&o, "prefix_cache_entries", "gauge",
+	       "Ended requests whose KV blocks the prefix cache keeps.",
+	       m->prefix_entries);
 	metric(&o, "kv_blocks_total", "gauge", "KV cache blocks.", m->kv_total);
 	put(&o, "# HELP syshax_serve_decode_steps_total DECODE jobs, by the "
 	    "side that ran them.\n# TYPE syshax_serve_decode_steps_total "

@@ -22,6 +22,7 @@ struct metrics {
 	uint64_t finished[4];		/* by enum sreq_finish - 1 */
 	uint64_t rejected;		/* 503: queue full or no backend */
 	uint64_t prompt_tokens, gen_tokens;
+	uint64_t prompt_cached;		/* prompt tokens the prefix cache had */
 	uint64_t steps_cpu, steps_xpu;	/* DECODE jobs on each side */
 	uint64_t prefill_cpu, prefill_xpu; /* PREFILL chunks on each side */
 	uint64_t backend_lost;		/* times the backend went away */
@@ -32,7 +33,7 @@ struct metrics {
 	double t_engine, t_sched, t_http;
 	uint64_t steps;			/* the scheduler's steps run */
 	/* Gauges, set by the scheduler every step. */
-	uint32_t waiting, running, kv_used, kv_total;
+	uint32_t waiting, running, kv_used, kv_total, prefix_entries;
 	uint32_t backend_up;
 };
 

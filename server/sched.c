@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "kvblocks.h"
+#include "prefix.h"
 #include "xpu.h"
 #include "stepjob.h"
 
@@ -45,6 +46,7 @@ struct sched {
 	uint64_t off_prompt, off_bt, off_tok, off_pos, off_dbt, off_out,
 		 off_pout;
 	struct kvblocks kb;
+	struct pfx_cache pc;
 	struct slot *slots;
 	uint64_t seq;
 	struct sreq *wq_head, *wq_tail;
@@ -121,9 +123,12 @@ static int setup(struct sched *s)
 	return ret;
 }
 
-/* Everything on the backend freed (the weights only while it is up). */
+/* Everything on the backend freed (the weights only while it is up); the
+ * prefix cache's KV goes with the buffers. */
 static void teardown(struct sched *s)
 {
+	while (pfx_evict(&s->pc))
+		;
 	if (s->info.model && s->up)
 		be_model_free(&s->be, s->info.model);
 	s->info.model = 0;
@@ -303,18 +308,32 @@ static void admit(struct sched *s)
 	for (unsigned int i = 0; s->wq_head && i < s->c.max_running; i++) {
 		struct slot *sl = &s->slots[i];
 		struct sreq *r = s->wq_head;
-		uint32_t need = (r->n_prompt + r->max_tokens +
-				 s->c.block_size - 1) / s->c.block_size;
+		uint32_t bs = s->c.block_size, got;
+		uint32_t need = (r->n_prompt + r->max_tokens + bs - 1) / bs;
+		int32_t *bt = slot_bt(s, i);
+		int ret;
 
 		if (sl->r)
 			continue;
-		if (kvb_alloc(&s->kb, need, slot_bt(s, i)))
+		/* The cached start of the prompt, short of its last token,
+		 * whose logits the prefill gives; cached blocks evicted while
+		 * the rest does not fit. */
+		got = pfx_take(&s->pc, r->prompt, r->n_prompt,
+			       (r->n_prompt - 1) / bs, bt);
+		while ((ret = kvb_alloc(&s->kb, need - got, bt + got)) &&
+		       pfx_evict(&s->pc))
+			;
+		if (ret) {
+			kvb_free(&s->kb, got, bt);
 			break;
+		}
 		s->wq_head = r->next;
 		if (!s->wq_head)
 			s->wq_tail = NULL;
 		s->nwait--;
-		*sl = (struct slot){ .r = r, .nblocks = need, .seq = s->seq++ };
+		*sl = (struct slot){ .r = r, .nblocks = need,
+				     .prefilled = got * bs, .seq = s->seq++ };
+		s->m.prompt_cached += got * bs;
 		memcpy(io_at(s, s->off_prompt + (uint64_t)i * s->c.max_ctx * 4),
 		       r->prompt, (size_t)r->n_prompt * 4);
 	}
@@ -728,6 +747,11 @@ static void add_token(struct sched *s, unsigned int i, const void *row,
 		wake(s, r);
 		return;
 	}
+	/* The KV of the positions fed, for later prompts: the last id
+	 * generated was not fed back (after an end-of-generation token it
+	 * was; its position is left out all the same). */
+	pfx_put(&s->pc, r->prompt, r->n_prompt, r->out,
+		r->n_out ? r->n_out - 1 : 0, slot_bt(s, i));
 	free_slot(s, i);
 	finish(s, r, why, NULL);
 }
@@ -826,6 +850,7 @@ static void gauges(struct sched *s)
 	s->m.running = n;
 	s->m.waiting = s->nwait;
 	s->m.kv_used = kvb_used(&s->kb);
+	s->m.prefix_entries = s->pc.n;
 	s->m.backend_up = s->up;
 }
 
@@ -921,6 +946,8 @@ int sched_start(struct sched **out, const struct sched_conf *c,
 	s->slots = calloc(c->max_running, sizeof(*s->slots));
 	ret = s->slots ? kvb_init(&s->kb, c->kv_blocks) : -ENOMEM;
 	if (!ret)
+		ret = pfx_init(&s->pc, c->prefix_cache, c->block_size, &s->kb);
+	if (!ret)
 		ret = backend_up(s);
 	/* A worker imports the buffers into its own context: syshaxd's. */
 	if (!ret && c->xpu_worker && s->be.d.pid) {
@@ -956,6 +983,7 @@ fail:
 	if (s->xpu)
 		xpu_close(s->xpu);
 	teardown(s);
+	pfx_destroy(&s->pc);
 	kvb_destroy(&s->kb);
 	free(s->slots);
 	free(s);
@@ -994,6 +1022,7 @@ void sched_stop(struct sched *s)
 void sched_free(struct sched *s)
 {
 	free(s->piece);
+	pfx_destroy(&s->pc);
 	kvb_destroy(&s->kb);
 	free(s->slots);
 	pthread_cond_destroy(&s->cond);

@@ -564,6 +564,8 @@ def main():
        int(pf.group(1)) > 0, text[-600:])
     s.stop()
 
+    prefix_cache(model, vocab)
+
     # A file without a tokenizer: token ids only, the same tokens.
     bare = os.path.join(TMP, "bare.gguf")
     strip_tokenizer(model, bare)
@@ -599,6 +601,63 @@ def main():
        "pid %s" % pid)
     if pid and running(pid):
         os.kill(pid, signal.SIGKILL)
+
+
+def prefix_cache(model, vocab):
+    """Ended requests' KV blocks (16 positions) reused by prompts that
+    begin with their tokens: the same tokens as syshax-run's cold runs,
+    the prompt tokens not prefilled counted; blocks the cache holds
+    evicted when a request needs them; prefix_cache 0 reuses nothing."""
+    p = [(11 * i + 5) % vocab for i in range(90)]
+    want = expected(model, p, 20)[0]
+    # The next turn: the reply's KV (positions 90..108, from DECODE
+    # steps) in the blocks it takes.
+    p2 = p + want[:19] + [1, 2, 3]
+    want2 = expected(model, p2, 8)[0]
+    s = Server(model, "--prefill-chunk", "32", "--max-context", "256")
+    st, toks = s.complete(p, 20)
+    ok("prefix cache: a 90-token prompt, syshax-run's tokens",
+       st == 200 and toks == want, "%s vs %s" % (toks, want))
+    ok("prefix cache: nothing cached at first, one entry after",
+       s.metric("prompt_tokens_cached_total") == 0 and
+       s.metric("prefix_cache_entries") == 1)
+    st, toks = s.complete(p, 20)
+    ok("prefix cache: the same prompt again takes 80 positions "
+       "(5 blocks, short of the last token), the same tokens",
+       st == 200 and toks == want and
+       s.metric("prompt_tokens_cached_total") == 80,
+       "%s vs %s, %s" % (toks, want, s.metric("prompt_tokens_cached_total")))
+    st, toks = s.complete(p2, 8)
+    ok("prefix cache: the next turn takes 96 positions, the reply's among "
+       "them, and gives the cold run's tokens",
+       st == 200 and toks == want2 and
+       s.metric("prompt_tokens_cached_total") == 176,
+       "%s vs %s, %s" % (toks, want2, s.metric("prompt_tokens_cached_total")))
+    toks, _, done = s.stream(p2, 8)
+    ok("prefix cache: streamed, the same", toks == want2 and done)
+    s.stop()
+
+    # 12 blocks: a 90 + 20 request needs 7; the next one's 7 only fit when
+    # the entry's 6 are evicted.
+    q = [(13 * i + 7) % vocab for i in range(90)]
+    wantq = expected(model, q, 20)[0]
+    s = Server(model, "--kv-blocks", "12", "--max-context", "256")
+    st, toks = s.complete(p, 20)
+    st2, toks2 = s.complete(q, 20)
+    ok("prefix cache: blocks it holds evicted for a request that needs "
+       "them", st == 200 and toks == want and st2 == 200 and
+       toks2 == wantq and s.metric("prefix_cache_entries") == 1 and
+       s.metric("kv_blocks_used") == 6,
+       "%s %s %s %s" % (st, st2, toks2, s.metric("kv_blocks_used")))
+    s.stop()
+    s = Server(model, "--prefix-cache", "0")
+    st, toks = s.complete(p, 20)
+    st2, toks2 = s.complete(p, 20)
+    ok("prefix_cache 0: nothing kept, nothing taken",
+       toks == want and toks2 == want and
+       s.metric("prompt_tokens_cached_total") == 0 and
+       s.metric("kv_blocks_used") == 0)
+    s.stop()
 
 
 def running(pid):
