@@ -562,6 +562,13 @@ def main():
     ok("stand-in xPU: decode steps on both sides, prefill on the xPU",
        int(cpu.group(1)) > 0 and int(xpu.group(1)) > 0 and
        int(pf.group(1)) > 0, text[-600:])
+    st, toks = s.complete(longp, 8)
+    st2, toks2 = s.complete(longp, 8)
+    ok("stand-in xPU: a prompt again, prefilled there past the 32 "
+       "positions cached, syshax-run's tokens",
+       toks == want_long and toks2 == want_long and
+       s.metric("prompt_tokens_cached_total") == 32,
+       "%s %s vs %s" % (toks, toks2, want_long))
     s.stop()
 
     prefix_cache(model, vocab)

@@ -397,7 +397,9 @@ static int free_port(void)
 }
 
 /* syshax-serve on the model with a private syshaxd, batch room for the
- * largest client count; its log in d's folder. */
+ * largest client count, no prefix cache (each client count resends the
+ * same prompts, which llama.cpp's side prefills every time); its log in
+ * d's folder. */
 static int serve_start(const struct sv_conf *c, struct privd *d, char *url,
 		       size_t len)
 {
@@ -425,7 +427,7 @@ static int serve_start(const struct sv_conf *c, struct privd *d, char *url,
 				 thr, "--max-running", run,
 				 "--cpu-max-batch-size", run, "--max-context",
 				 mctx, "--kv-blocks", blocks, "--block-size",
-				 "16", NULL };
+				 "16", "--prefix-cache", "0", NULL };
 
 		ret = privd_spawn(c->serve, argv, NULL, d->log);
 	}
