@@ -224,7 +224,7 @@ enum field {
 	F_MODEL, F_PROMPT, F_MESSAGES, F_MAX_TOKENS, F_STREAM, F_STREAM_OPTS,
 	F_RETURN_TOKENS, F_IGNORE_EOS, F_TEMPERATURE, F_TOP_P, F_TOP_K,
 	F_MIN_P, F_REPEAT, F_FREQ, F_PRES, F_N, F_USER, F_SEED, F_STOP,
-	F_ECHO, F_LOGPROBS, F_TOP_LOGPROBS,
+	F_ECHO, F_LOGPROBS, F_TOP_LOGPROBS, F_CACHE_PROMPT,
 };
 
 static const struct {
@@ -238,6 +238,7 @@ static const struct {
 	{ "stream", F_STREAM, 3 }, { "stream_options", F_STREAM_OPTS, 3 },
 	{ "return_tokens", F_RETURN_TOKENS, 3 },
 	{ "ignore_eos", F_IGNORE_EOS, 3 },
+	{ "cache_prompt", F_CACHE_PROMPT, 3 },
 	{ "temperature", F_TEMPERATURE, 3 }, { "top_p", F_TOP_P, 3 },
 	{ "top_k", F_TOP_K, 3 }, { "min_p", F_MIN_P, 3 },
 	{ "repeat_penalty", F_REPEAT, 3 },
@@ -298,6 +299,14 @@ static int field(const cJSON *v, enum field f, const struct api_ctx *lim,
 		return boolean(v, &q->return_tokens, e);
 	case F_IGNORE_EOS:
 		return boolean(v, &q->ignore_eos, e);
+	case F_CACHE_PROMPT: {
+		bool cache = true;
+
+		if (boolean(v, &cache, e))
+			return -EINVAL;
+		q->no_cache = !cache;
+		return 0;
+	}
 	case F_ECHO:
 		if (boolean(v, &echo, e))
 			return -EINVAL;

@@ -28,6 +28,7 @@ struct api_ctx {
 
 struct api_req {
 	bool chat, stream, include_usage, return_tokens, ignore_eos;
+	bool no_cache;			/* cache_prompt: false */
 	int32_t *ids;			/* the prompt, malloc'ed */
 	uint32_t n_ids, max_tokens;
 	struct shx_sample_params sp;

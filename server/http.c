@@ -334,6 +334,7 @@ static int text_state(const struct http *h, const struct api_req *q,
 	int ret = 0;
 
 	r->ignore_eos = q->ignore_eos;
+	r->no_cache = q->no_cache;
 	if (!q->greedy) {
 		ret = shx_sampler_new(&q->sp, (int32_t)sched_model(h->s)->n_vocab,
 				      &r->sampler);

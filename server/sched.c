@@ -318,8 +318,9 @@ static void admit(struct sched *s)
 		/* The cached start of the prompt, short of its last token,
 		 * whose logits the prefill gives; cached blocks evicted while
 		 * the rest does not fit. */
-		got = pfx_take(&s->pc, r->prompt, r->n_prompt,
-			       (r->n_prompt - 1) / bs, bt);
+		got = r->no_cache ? 0 : pfx_take(&s->pc, r->prompt,
+						 r->n_prompt,
+						 (r->n_prompt - 1) / bs, bt);
 		while ((ret = kvb_alloc(&s->kb, need - got, bt + got)) &&
 		       pfx_evict(&s->pc))
 			;
@@ -750,8 +751,9 @@ static void add_token(struct sched *s, unsigned int i, const void *row,
 	/* The KV of the positions fed, for later prompts: the last id
 	 * generated was not fed back (after an end-of-generation token it
 	 * was; its position is left out all the same). */
-	pfx_put(&s->pc, r->prompt, r->n_prompt, r->out,
-		r->n_out ? r->n_out - 1 : 0, slot_bt(s, i));
+	if (!r->no_cache)
+		pfx_put(&s->pc, r->prompt, r->n_prompt, r->out,
+			r->n_out ? r->n_out - 1 : 0, slot_bt(s, i));
 	free_slot(s, i);
 	finish(s, r, why, NULL);
 }

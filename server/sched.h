@@ -52,6 +52,7 @@ struct sreq {
 	struct shx_sampler *sampler;	/* NULL: greedy; freed with r */
 	struct shx_stop *stop;		/* stop strings or NULL; freed with r */
 	bool ignore_eos;		/* end-of-generation tokens do not end it */
+	bool no_cache;			/* past the prefix cache, both ways */
 	/* With logprobs: its rows come as full logits (the sampler draws
 	 * from them; needs one), and lp gets 1 + n_top per out[] id: the
 	 * token's raw logprob, then the n_top highest (shx_logprobs). */

@@ -642,6 +642,17 @@ def prefix_cache(model, vocab):
        "%s vs %s, %s" % (toks, want2, s.metric("prompt_tokens_cached_total")))
     toks, _, done = s.stream(p2, 8)
     ok("prefix cache: streamed, the same", toks == want2 and done)
+    entries = s.metric("prefix_cache_entries")
+    st, toks = s.complete(p2, 8, cache_prompt=False)
+    ok("prefix cache: cache_prompt false neither takes nor leaves blocks",
+       st == 200 and toks == want2 and
+       s.metric("prompt_tokens_cached_total") == 272 and
+       s.metric("prefix_cache_entries") == entries,
+       "%s %s %s" % (toks, s.metric("prompt_tokens_cached_total"),
+                     s.metric("prefix_cache_entries")))
+    error_case(s, expected(model, PROMPT, 4)[0], "cache_prompt not a bool",
+               400, dict(prompt=PROMPT, cache_prompt=1),
+               needle="cache_prompt")
     s.stop()
 
     # 12 blocks: a 90 + 20 request needs 7; the next one's 7 only fit when
