@@ -628,18 +628,15 @@ def prefix_cache(model, vocab):
     ok("prefix cache: nothing cached at first, one entry after",
        s.metric("prompt_tokens_cached_total") == 0 and
        s.metric("prefix_cache_entries") == 1)
-    st, toks = s.complete(p, 20)
-    ok("prefix cache: the same prompt again takes 80 positions "
-       "(5 blocks, short of the last token), the same tokens",
-       st == 200 and toks == want and
-       s.metric("prompt_tokens_cached_total") == 80,
-       "%s vs %s, %s" % (toks, want, s.metric("prompt_tokens_cached_total")))
-    st, toks = s.complete(p2, 8)
-    ok("prefix cache: the next turn takes 96 positions, the reply's among "
-       "them, and gives the cold run's tokens",
-       st == 200 and toks == want2 and
-       s.metric("prompt_tokens_cached_total") == 176,
-       "%s vs %s, %s" % (toks, want2, s.metric("prompt_tokens_cached_total")))
+    def turn(prompt, n, want, cached, what):
+        st, toks = s.complete(prompt, n)
+        got = s.metric("prompt_tokens_cached_total")
+        ok("prefix cache: " + what, st == 200 and toks == want and
+           got == cached, "%s vs %s, %s cached" % (toks, want, got))
+    turn(p, 20, want, 80, "the same prompt again takes 80 positions "
+         "(5 blocks, short of the last token), the same tokens")
+    turn(p2, 8, want2, 176, "the next turn takes 96 positions, the "
+         "reply's among them, and gives the cold run's tokens")
     toks, _, done = s.stream(p2, 8)
     ok("prefix cache: streamed, the same", toks == want2 and done)
     entries = s.metric("prefix_cache_entries")
