@@ -62,7 +62,7 @@ static const struct key {
 	{ "prefix_cache", K_UINT, SC(prefix_cache), 0, 0, 4096,
 	  "ended requests whose KV blocks are kept for prompts that begin "
 	  "with the same tokens, evicted when blocks are needed (default "
-	  "16; 0: none)" },
+	  "256; 0: none)" },
 	{ "xpu_standin", K_BOOL, SC(xpu_standin), 0, 0, 0,
 	  "a stand-in xPU in this process: prefill there, and each decode "
 	  "step where syshaxd's dispatch rule says (default 0)" },
@@ -104,7 +104,7 @@ static void defaults(struct serve_conf *c)
 	c->sc = (struct sched_conf){
 		.cpu_max_batch_size = 32, .max_running = 64, .max_queue = 256,
 		.kv_blocks = 2048, .block_size = 16, .max_ctx = 4096,
-		.prefill_chunk = 256, .prefix_cache = 16,
+		.prefill_chunk = 256, .prefix_cache = 256,
 		.request_timeout = 600,
 		.kv_type = SYSHAX_DT_F16, .pd_offload = true,
 	};

@@ -639,11 +639,29 @@ def prefix_cache(model, vocab):
          "reply's among them, and gives the cold run's tokens")
     toks, _, done = s.stream(p2, 8)
     ok("prefix cache: streamed, the same", toks == want2 and done)
+    # Four at once on the same cached blocks, each its own ending.
+    qs = [p + [i, i + 1, i + 2] for i in range(4)]
+    wants = [expected(model, q, 8)[0] for q in qs]
+    got = [None] * 4
+    before = s.metric("prompt_tokens_cached_total")
+
+    def one(i):
+        got[i] = s.complete(qs[i], 8)
+    ts = [threading.Thread(target=one, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    ok("prefix cache: four requests at once share the cached blocks, "
+       "each with its cold run's tokens",
+       all(g == (200, w) for g, w in zip(got, wants)) and
+       s.metric("prompt_tokens_cached_total") - before == 4 * 80,
+       "%s vs %s" % (got, wants))
     entries = s.metric("prefix_cache_entries")
     st, toks = s.complete(p2, 8, cache_prompt=False)
     ok("prefix cache: cache_prompt false neither takes nor leaves blocks",
        st == 200 and toks == want2 and
-       s.metric("prompt_tokens_cached_total") == 272 and
+       s.metric("prompt_tokens_cached_total") == 272 + 4 * 80 and
        s.metric("prefix_cache_entries") == entries,
        "%s %s %s" % (toks, s.metric("prompt_tokens_cached_total"),
                      s.metric("prefix_cache_entries")))
