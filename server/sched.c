@@ -810,6 +810,12 @@ static void apply(struct sched *s, const struct plan *p, const int *status)
 		if (sl->prefilled == sl->r->n_prompt) {
 			struct sj_ref out = pf_out(s, p);
 
+			/* The prompt's blocks for prompts that arrive while
+			 * this one generates (a shared system prompt). */
+			if (!sl->r->no_cache)
+				pfx_put(&s->pc, sl->r->prompt, sl->r->n_prompt,
+					NULL, 0, slot_bt(s, (unsigned int)p->pf));
+
 			add_token(s, (unsigned int)p->pf, ref_at(&out), now);
 		}
 	}

@@ -657,11 +657,32 @@ def prefix_cache(model, vocab):
        all(g == (200, w) for g, w in zip(got, wants)) and
        s.metric("prompt_tokens_cached_total") - before == 4 * 80,
        "%s vs %s" % (got, wants))
+    # A prompt's blocks are there once its prefill is: a request that
+    # arrives while it generates takes them.
+    r3 = [(17 * i + 9) % vocab for i in range(90)]
+    want3 = expected(model, r3, 20)[0]
+    before = s.metric("prompt_tokens_cached_total")
+    c = s.conn()
+    c.request("POST", "/v1/completions", json.dumps(dict(
+        prompt=r3, max_tokens=150, ignore_eos=True, temperature=0,
+        stream=True)))
+    a = c.getresponse()
+    line = b"-"
+    while line and not line.startswith(b"data: "):
+        line = a.readline()
+    st, toks = s.complete(r3, 20)
+    a_left = sum(1 for line in a if line.startswith(b"data: {"))
+    c.close()
+    ok("prefix cache: a prompt's blocks taken while its first request "
+       "still generates", st == 200 and toks == want3 and a_left > 20 and
+       s.metric("prompt_tokens_cached_total") - before == 80,
+       "%s vs %s, %d events left, %s" % (
+           toks, want3, a_left, s.metric("prompt_tokens_cached_total")))
     entries = s.metric("prefix_cache_entries")
     st, toks = s.complete(p2, 8, cache_prompt=False)
     ok("prefix cache: cache_prompt false neither takes nor leaves blocks",
        st == 200 and toks == want2 and
-       s.metric("prompt_tokens_cached_total") == 272 + 4 * 80 and
+       s.metric("prompt_tokens_cached_total") == 272 + 5 * 80 and
        s.metric("prefix_cache_entries") == entries,
        "%s %s %s" % (toks, s.metric("prompt_tokens_cached_total"),
                      s.metric("prefix_cache_entries")))
