@@ -51,8 +51,10 @@ static const struct key {
 	{ "max_queue", K_UINT, SC(max_queue), 0, 0, 1 << 20,
 	  "requests waiting for a slot or KV blocks; more get 503 (default "
 	  "256)" },
-	{ "kv_blocks", K_UINT, SC(kv_blocks), 0, 1, 1 << 24,
-	  "blocks in the paged KV cache (default 2048)" },
+	{ "kv_blocks", K_UINT, SC(kv_blocks), 0, 0, 1 << 24,
+	  "blocks in the paged KV cache (default 0: 2048, or as many as "
+	  "syshaxd lets this process pin, halving, at least one "
+	  "max_context request's)" },
 	{ "block_size", K_UINT, SC(block_size), 0, 1, 4096,
 	  "positions per KV block (default 16)" },
 	{ "kv_type", K_KVTYPE, SC(kv_type), 0, 0, 0,
@@ -103,7 +105,7 @@ static void defaults(struct serve_conf *c)
 	c->max_body = 1 << 20;
 	c->sc = (struct sched_conf){
 		.cpu_max_batch_size = 32, .max_running = 64, .max_queue = 256,
-		.kv_blocks = 2048, .block_size = 16, .max_ctx = 4096,
+		.kv_blocks = 0, .block_size = 16, .max_ctx = 4096,
 		.prefill_chunk = 256, .prefix_cache = 256,
 		.request_timeout = 600,
 		.kv_type = SYSHAX_DT_F16, .pd_offload = true,

@@ -134,7 +134,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, PROG ": listening on http://%s:%u/ (model %s, n_vocab "
 		"%u, %u KV blocks of %u, cpu_max_batch_size %u, chat template "
 		"%s%s)\n", c.host, http_port(h), c.model_name,
-		sched_model(s)->n_vocab, c.sc.kv_blocks, c.sc.block_size,
+		sched_model(s)->n_vocab, sched_conf(s)->kv_blocks, c.sc.block_size,
 		c.sc.cpu_max_batch_size, hc.tmpl >= 0 ?
 		shx_chat_name((enum shx_chat_tmpl)hc.tmpl) : "none",
 		c.sc.xpu_standin ? ", xPU stand-in" :

@@ -25,6 +25,7 @@
 #define ROW		(SCHED_TOPK * PAIR) /* an output row */
 #define WAIT_NS		(120ULL * 1000000000ULL) /* a step this slow: lost */
 #define RETRY_S		1	/* between attempts to reach the backend */
+#define KV_AUTO_BLOCKS	2048	/* kv_blocks 0: this many, if they fit */
 
 struct slot {
 	struct sreq *r;		/* NULL: free */
@@ -102,21 +103,53 @@ static unsigned int kv_elem(uint32_t t)
 	return t == SYSHAX_DT_F32 ? 4 : 2;
 }
 
+/*
+ * The K and V caches of kv_blocks blocks. kv_blocks 0 (the default):
+ * KV_AUTO_BLOCKS, halved while the two do not fit what syshaxd lets this
+ * process pin, down to one max_context request's; the count found stays
+ * for the buffers made again after the backend went away.
+ */
+static int kv_bufs(struct sched *s)
+{
+	uint64_t blk = (uint64_t)s->c.block_size * s->info.n_head_kv *
+		       s->info.head_dim * kv_elem(s->c.kv_type) *
+		       s->info.n_layer;
+	uint32_t n = s->c.kv_blocks ? s->c.kv_blocks : KV_AUTO_BLOCKS;
+	int ret;
+
+	for (; !s->c.kv_blocks && n / 2 >= s->max_blocks; n /= 2) {
+		if (be_buf(&s->be, blk * n, &s->k, NULL))
+			continue;
+		if (!be_buf(&s->be, blk * n, &s->v, NULL))
+			break;
+		syshax_buf_free(s->be.sh, &s->k);
+		memset(&s->k, 0, sizeof(s->k));
+	}
+	if (!s->k.addr) {	/* the last try says why it failed */
+		ret = be_buf(&s->be, blk * n, &s->k, "K cache");
+		if (!ret)
+			ret = be_buf(&s->be, blk * n, &s->v, "V cache");
+		if (ret)
+			return ret;
+	}
+	if (!s->c.kv_blocks && n < KV_AUTO_BLOCKS)
+		fprintf(stderr, "%s: kv_blocks %u: %u did not fit the memory "
+			"syshaxd lets this process pin (max_pinned_user_mb, "
+			"RLIMIT_MEMLOCK; see syshax-check)\n", s->bo.prog, n,
+			KV_AUTO_BLOCKS);
+	s->c.kv_blocks = n;
+	return 0;
+}
+
 /* The io buffer, the model and the caches on a backend just opened. */
 static int setup(struct sched *s)
 {
-	uint64_t layer;
 	int ret = be_buf(&s->be, io_layout(s), &s->io, "io");
 
 	if (!ret)
 		ret = be_model_load(&s->be, &s->io, &s->info);
-	if (ret)
-		return ret;
-	layer = (uint64_t)s->c.kv_blocks * s->c.block_size *
-		s->info.n_head_kv * s->info.head_dim * kv_elem(s->c.kv_type);
-	ret = be_buf(&s->be, layer * s->info.n_layer, &s->k, "K cache");
 	if (!ret)
-		ret = be_buf(&s->be, layer * s->info.n_layer, &s->v, "V cache");
+		ret = kv_bufs(s);
 	if (!ret)
 		ret = be_buf(&s->be, (uint64_t)s->c.max_running *
 			     s->info.n_vocab * 4, &s->lg, "logits");
@@ -952,11 +985,12 @@ int sched_start(struct sched **out, const struct sched_conf *c,
 	s->wake = wake_cb;
 	s->max_blocks = (c->max_ctx + c->block_size - 1) / c->block_size;
 	s->slots = calloc(c->max_running, sizeof(*s->slots));
-	ret = s->slots ? kvb_init(&s->kb, c->kv_blocks) : -ENOMEM;
+	/* The backend first: it finds kv_blocks where that is 0. */
+	ret = s->slots ? backend_up(s) : -ENOMEM;
+	if (!ret)
+		ret = kvb_init(&s->kb, s->c.kv_blocks);
 	if (!ret)
 		ret = pfx_init(&s->pc, c->prefix_cache, c->block_size, &s->kb);
-	if (!ret)
-		ret = backend_up(s);
 	/* A worker imports the buffers into its own context: syshaxd's. */
 	if (!ret && c->xpu_worker && s->be.d.pid) {
 		fprintf(stderr, "%s: xpu_worker needs a running syshaxd "
@@ -977,7 +1011,7 @@ int sched_start(struct sched **out, const struct sched_conf *c,
 		goto fail;
 	s->up = true;
 	s->info0 = s->info;
-	s->m.kv_total = c->kv_blocks;
+	s->m.kv_total = s->c.kv_blocks;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	ret = -pthread_create(&s->thread, NULL, loop, s);

@@ -704,6 +704,27 @@ def prefix_cache(model, vocab):
        s.metric("kv_blocks_used") == 6,
        "%s %s %s %s" % (st, st2, toks2, s.metric("kv_blocks_used")))
     s.stop()
+    # kv_blocks 0 (the default): 2048 blocks of this model's (4 KiB of K
+    # and of V each) do not fit a syshaxd that lets a user pin 10 MiB,
+    # 1024 do; a count given is not changed.
+    small = os.path.join(TMP, "syshaxd-10mb")
+    with open(small, "w") as f:
+        f.write('#!/bin/sh\nexec "%s" --max-pinned-user-mb 10 "$@"\n' %
+                DAEMON)
+    os.chmod(small, 0o755)
+    s = Server(model, "--syshaxd", small)
+    st, toks = s.complete(p, 20)
+    ok("kv_blocks by default: halved to 1024 where 2048 do not fit, "
+       "syshax-run's tokens", st == 200 and toks == want and
+       s.metric("kv_blocks_total") == 1024, "%s %s" % (
+           st, s.metric("kv_blocks_total")))
+    s.stop()
+    r = subprocess.run([SERVE, "-m", model, "--private", "1", "--syshaxd",
+                        small, "--port", "0", "--kv-blocks", "2048"],
+                       capture_output=True, text=True, timeout=60)
+    ok("kv_blocks 2048 given, over the limit: status 1 naming the buffer",
+       r.returncode == 1 and "cache buffer" in r.stderr and
+       "max_pinned_user_mb" in r.stderr, r.stderr)
     s = Server(model, "--prefix-cache", "0")
     st, toks = s.complete(p, 20)
     st2, toks2 = s.complete(p, 20)

@@ -142,8 +142,9 @@ int be_buf(struct backend *b, uint64_t size, struct syshax_buffer *buf,
 		if (ret)
 			syshax_buf_free(b->sh, buf);
 	}
-	if (ret) {
+	if (ret)
 		memset(buf, 0, sizeof(*buf));
+	if (ret && what) {
 		fprintf(stderr, "%s: %s buffer (%.1f MiB): %s\n", b->o->prog,
 			what, size / 1048576.0, syshax_strerror(ret));
 		if (ret == -ENOMEM)

@@ -46,7 +46,8 @@ struct backend {
 int be_open(struct backend *b, const struct be_opts *o);
 /* The model file's absolute path and folder into b->real and b->dir. */
 int be_locate(struct backend *b);
-/* A buffer of size bytes allocated and mapped; zeroed *buf on failure. */
+/* A buffer of size bytes allocated and mapped; zeroed *buf on failure,
+ * and a message naming what (none when what is NULL). */
 int be_buf(struct backend *b, uint64_t size, struct syshax_buffer *buf,
 	   const char *what);
 /* MODEL_LOAD of b->path, its info written at the start of io (which must
