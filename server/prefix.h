@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The prefix cache (llama-server's cache_prompt, vLLM's prefix caching):
- * the KV blocks of requests that ended, kept with their token ids, so that
- * a later prompt that begins with the same tokens (a chat's next turn, a
- * shared system prompt) starts its prefill past them. Whole blocks only,
+ * the KV blocks of prompts once prefilled and of requests that ended,
+ * kept with their token ids, so that a later prompt that begins with the
+ * same tokens (a chat's next turn, a shared system prompt) starts its
+ * prefill past them. Whole blocks only,
  * and never written again: a request that takes some writes from the
  * first position past them, into blocks of its own. An entry holds its
  * blocks (kvb_hold) until it is evicted, least recently used first, when
