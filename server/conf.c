@@ -62,9 +62,10 @@ static const struct key {
 	{ "prefill_chunk", K_UINT, SC(prefill_chunk), 0, 1, 8192,
 	  "prompt tokens per PREFILL job (default 256)" },
 	{ "prefix_cache", K_UINT, SC(prefix_cache), 0, 0, 4096,
-	  "ended requests whose KV blocks are kept for prompts that begin "
-	  "with the same tokens, evicted when blocks are needed (default "
-	  "256; 0: none)" },
+	  "entries of KV blocks kept (a request's prompt once prefilled, "
+	  "its reply too once it ended) for prompts that begin with the "
+	  "same tokens, evicted when blocks are needed (default 256; 0: "
+	  "none)" },
 	{ "xpu_standin", K_BOOL, SC(xpu_standin), 0, 0, 0,
 	  "a stand-in xPU in this process: prefill there, and each decode "
 	  "step where syshaxd's dispatch rule says (default 0)" },

@@ -103,7 +103,8 @@ size_t metrics_render(const struct metrics *m, char *buf, size_t len)
 	       "KV cache blocks held (by requests and the prefix cache).",
 	       m->kv_used);
 	metric(&o, "prefix_cache_entries", "gauge",
-	       "Ended requests whose KV blocks the prefix cache keeps.",
+	       "Prompts and ended requests whose KV blocks the prefix "
+	       "cache keeps.",
 	       m->prefix_entries);
 	metric(&o, "kv_blocks_total", "gauge", "KV cache blocks.", m->kv_total);
 	put(&o, "# HELP syshax_serve_decode_steps_total DECODE jobs, by the "

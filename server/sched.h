@@ -81,7 +81,7 @@ struct sched_conf {
 	unsigned int block_size;	/* positions per block */
 	unsigned int max_ctx;		/* prompt + max_tokens */
 	unsigned int prefill_chunk;	/* prompt tokens per PREFILL job */
-	unsigned int prefix_cache;	/* ended requests' KV kept; 0: none */
+	unsigned int prefix_cache;	/* prefix cache entries; 0: none */
 	unsigned int request_timeout;	/* s from arrival to end; 0: none */
 	uint32_t kv_type;		/* SYSHAX_DT_* */
 	const struct shx_tok *tok;	/* text and end-of-generation; or NULL */
