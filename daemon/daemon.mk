@@ -5,7 +5,7 @@ CPPFLAGS_daemon	+= -I$(CURDIR)/daemon -I$(CURDIR)/runtime/include \
 
 SHXD_ENGINE_OBJS := $(addprefix $(B)/daemon/engine/,cpu.o engine.o exec.o \
 	model.o op_attn.o op_check.o op_linear.o op_model.o op_moe.o op_weights.o \
-	dispatch.o pool.o wload.o wset.o) \
+	dispatch.o pool.o wfill.o wload.o wset.o) \
 	$(addprefix $(B)/daemon/model/,hfnames.o wdesc.o) $(SHXD_MODEL_OBJS)
 SHXD_ENGINE_LIBS = $(B)/libshxk.a $(SHXD_MODEL_LIBS) \
 	$(shell $(PKG_CONFIG) --libs numa) -lm -pthread

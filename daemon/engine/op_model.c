@@ -790,6 +790,7 @@ static int model_load(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
 	struct shxd_wset *ws;
 	void *info = NULL;
 	enum shxk_type q;
+	uint64_t t0 = shxd_now_ns();
 	char err[512];
 	int ret;
 
@@ -816,11 +817,12 @@ static int model_load(struct shxd_cpu *cpu, const struct shxd_xjob *xj,
 		return ret;
 	shxd_model_info(ws, &mi);
 	shxd_log(LOG_INFO, "model %s: %s, %u layers, %u embd, %u heads (%u kv), "
-		 "%u vocab%s, %.1f MiB", a.path,
+		 "%u vocab%s, %.1f MiB in %.2f s", a.path,
 		 shxd_model_arch_name(ws->model->arch), mi.n_layer, mi.n_embd,
 		 mi.n_head, mi.n_head_kv, mi.n_vocab,
 		 mi.n_expert ? ", experts" : "",
-		 (double)mi.weight_bytes / (1 << 20));
+		 (double)mi.weight_bytes / (1 << 20),
+		 (double)(shxd_now_ns() - t0) / 1e9);
 	if (info)
 		memcpy(info, &mi, sizeof(mi));
 	return 0;

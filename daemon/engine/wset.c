@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "model/hfnames.h"
+#include "wfill.h"
 
 #define ARENA_ALIGN	64
-#define X8_ROWS		8	/* rows per SHXK_LAYOUT_X8 group (shxk.h) */
 
 static void errf(char *err, size_t len, const char *fmt, ...)
 {
@@ -83,34 +83,23 @@ static void arena_free(struct shxd_arena *a)
 	a->base = NULL;
 }
 
-/* One source row of k values (type st) to a row of type dt. */
-static void convert_row(enum shxk_type st, const uint8_t *src,
-			enum shxk_type dt, uint8_t *dst, size_t k, float *tmp)
-{
-	if (st == dt) {
-		memcpy(dst, src, shxk_row_size(st, k));
-		return;
-	}
-	shxk_dequantize(st, src, tmp, k, 0, 1);
-	shxk_quantize(dt, tmp, dst, k, 0, 1);
-}
-
 /*
  * Places pool p's piece of matrix m from src (type st, whole rows of
- * m->k). Dry: only counts the arena bytes. Quantized pieces are converted
- * into rows then repacked to X8.
+ * m->k): the dry pass only counts the arena bytes, the other adds it to
+ * the pieces to fill.
  */
 static int place_piece(struct shxd_mat *m, unsigned int p, const uint8_t *src,
-		       enum shxk_type st, struct shxd_arena *a, float *tmp)
+		       enum shxk_type st, struct shxd_arena *a,
+		       struct shxd_wfill *fill)
 {
 	size_t b0 = m->b[p], b1 = m->b[p + 1];
 	size_t rows = m->by_cols ? m->n : b1 - b0;
 	size_t k = m->by_cols ? b1 - b0 : m->k;
-	size_t srs = shxk_row_size(st, m->k), drs = shxk_row_size(m->type, k);
+	size_t srs = shxk_row_size(st, m->k);
 	enum shxk_layout lay = is_quant(m->type) ? SHXK_LAYOUT_X8 :
 						   SHXK_LAYOUT_ROWS;
 	struct shxk_weights *w = &m->part[p];
-	uint8_t *rowbuf = NULL, *dst;
+	uint8_t *dst;
 
 	*w = (struct shxk_weights){ .type = m->type, .layout = lay,
 				    .n = rows, .k = k };
@@ -121,30 +110,12 @@ static int place_piece(struct shxd_mat *m, unsigned int p, const uint8_t *src,
 	dst = arena_take(a, shxk_repack_size(m->type, lay, rows, k));
 	if (!dst)
 		return 0;	/* dry pass */
-	if (lay == SHXK_LAYOUT_X8) {
-		rowbuf = malloc(rows * drs);
-		if (!rowbuf)
-			return -ENOMEM;
-	}
-	for (size_t r = 0; r < rows; r++) {
-		const uint8_t *s = m->by_cols ?
-			src + r * srs + shxk_row_size(st, b0) :
-			src + (b0 + r) * srs;
-
-		convert_row(st, s, m->type, (rowbuf ? rowbuf : dst) + r * drs,
-			    k, tmp);
-	}
-	if (rowbuf) {
-		struct shxk_weights rw = *w;
-
-		rw.layout = SHXK_LAYOUT_ROWS;
-		rw.data = rowbuf;
-		shxk_repack(&rw, SHXK_LAYOUT_X8, dst, 0,
-			    (rows + X8_ROWS - 1) / X8_ROWS);
-		free(rowbuf);
-	}
 	w->data = dst;
-	return 0;
+	return shxd_wfill_add(fill, &(struct shxd_fill_piece){
+		.w = w, .dst = dst, .srs = srs, .st = st,
+		.src = m->by_cols ? src + shxk_row_size(st, b0) :
+				    src + b0 * srs,
+	});
 }
 
 static bool split_by_cols(const char *name)
@@ -163,7 +134,7 @@ static enum shxk_type keep_type(enum shxk_type st, enum shxk_type q,
 
 static int place_tensor(struct shxd_wset *ws, struct shxd_tensor *t,
 			const struct shxd_tdesc *d, const uint8_t *src,
-			enum shxk_type q, float *tmp)
+			enum shxk_type q, struct shxd_wfill *fill)
 {
 	enum shxk_type st = (enum shxk_type)d->type;
 	size_t k = d->ne[0], n = d->ne[1];
@@ -188,7 +159,7 @@ static int place_tensor(struct shxd_wset *ws, struct shxd_tensor *t,
 		for (unsigned int p = 0; p <= ws->npools; p++)
 			m->b[p] = split_bound(m->by_cols ? k : n, ws->npools, p);
 		for (unsigned int p = 0; p < ws->npools; p++) {
-			ret = place_piece(m, p, msrc, st, &ws->arena[p], tmp);
+			ret = place_piece(m, p, msrc, st, &ws->arena[p], fill);
 			if (ret)
 				return ret;
 		}
@@ -277,8 +248,7 @@ int shxd_wset_build(const struct shxd_wsrc *src, const struct shxd_pool *pool,
 		    struct shxd_wset **out, char *err, size_t errlen)
 {
 	struct shxd_wset *ws = calloc(1, sizeof(*ws));
-	size_t kmax = 1;
-	float *tmp = NULL;
+	struct shxd_wfill fill = { 0 };
 	int ret;
 
 	*err = '\0';
@@ -291,21 +261,14 @@ int shxd_wset_build(const struct shxd_wsrc *src, const struct shxd_pool *pool,
 	ret = describe(ws, src, err, errlen);
 	if (ret)
 		goto err;
-	for (unsigned int i = 0; i < src->tf->nr; i++)
-		kmax = src->tf->t[i].ne[0] > kmax ? src->tf->t[i].ne[0] : kmax;
-	tmp = malloc(kmax * sizeof(float));
-	if (!tmp) {
-		ret = -ENOMEM;
-		goto err;
-	}
-	/* Two passes: count each node's bytes, then allocate and fill. */
+	/* Two passes: count each node's bytes, then allocate and place. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < ws->nt; i++) {
 			const struct shxd_tdesc *d = &src->tf->t[ws->t[i].src];
 
 			ret = place_tensor(ws, &ws->t[i], d,
 					   src->img + d->offset,
-					   src->quantize, tmp);
+					   src->quantize, &fill);
 			if (ret)
 				goto err;
 		}
@@ -319,11 +282,15 @@ int shxd_wset_build(const struct shxd_wsrc *src, const struct shxd_pool *pool,
 			}
 		}
 	}
-	free(tmp);
+	/* As many threads as the engine computes with. */
+	ret = shxd_wfill_run(&fill, shxd_pool_all_threads(pool));
+	if (ret)
+		goto err;
+	shxd_wfill_free(&fill);
 	*out = ws;
 	return 0;
 err:
-	free(tmp);
+	shxd_wfill_free(&fill);
 	wset_free(ws);
 	return ret;
 }
