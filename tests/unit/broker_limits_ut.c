@@ -320,6 +320,24 @@ struct t_big {
 	atomic_int done;
 };
 
+/* Pages of buf in memory before anyone touched them (mincore). */
+static uint64_t t_resident_pages(struct syshax *sh, struct syshax_buffer *buf)
+{
+	uint64_t n = buf->size / 4096, r = 0;
+	unsigned char *v = malloc(n);
+
+	if (!v || syshax_buf_map(sh, buf) ||
+	    mincore(buf->addr, buf->size, v)) {
+		free(v);
+		return 0;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		r += v[i] & 1;
+	free(v);
+	syshax_buf_unmap(sh, buf);
+	return r;
+}
+
 static void *t_big_main(void *arg)
 {
 	struct t_big *g = arg;
@@ -374,6 +392,8 @@ static void t_alloc_beside_others(void)
 	CU_ASSERT(g.ns > 20 * 1000000LL);
 	CU_ASSERT(calls >= 5);
 	CU_ASSERT(worst < g.ns / 4);
+	/* Every slice the threads faulted in, none left out. */
+	CU_ASSERT_EQUAL(t_resident_pages(g.sh, &g.buf), g.buf.size / 4096);
 	if (!g.ret)
 		CU_ASSERT_EQUAL(syshax_buf_free(g.sh, &g.buf), 0);
 	syshax_close(g.sh);
