@@ -4,17 +4,13 @@
  * to give it a NUMA policy (mbind on shmem sets the file's shared policy,
  * which every later mapping follows) and to fault all of it in, so the
  * memory is there before any client or engine touches it; then it seals
- * the size so no holder of the fd can shrink it under an engine. The
- * kernel zeroes each page in the thread that faults it in, so a large
- * buffer is faulted in by several threads.
+ * the size so no holder of the fd can shrink it under an engine. A large
+ * buffer is faulted in by several threads (shrt_populate).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <numa.h>
 #include <numaif.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +19,9 @@
 #include <unistd.h>
 
 #include "membuf.h"
+#include "populate.h"
 
 #define HUGE_SIZE	(2ULL << 20)
-/* Faulting in: a thread for every POPULATE_SLICE bytes, at most
- * POPULATE_THREADS (the zeroing is bound by memory well before). */
-#define POPULATE_SLICE		(64ULL << 20)
-#define POPULATE_THREADS	16
 
 int shxd_membuf_max_node(void)
 {
@@ -116,57 +109,6 @@ static void count_nodes(struct shxd_membuf *mb, char *p)
 	}
 }
 
-struct slice {
-	char *p;
-	uint64_t len;
-	int err;
-};
-
-static void *populate_slice(void *arg)
-{
-	struct slice *s = arg;
-
-	if (madvise(s->p, s->len, MADV_POPULATE_WRITE))
-		s->err = errno == EFAULT || errno == EINTR ? -ENOMEM : -errno;
-	return NULL;
-}
-
-/* Faults in size bytes at p in slices of whole chunks, one a thread (the
- * caller's among them; a thread not started leaves its slice to it). */
-static int populate(char *p, uint64_t size, uint64_t chunk)
-{
-	struct slice s[POPULATE_THREADS] = { { 0 } };
-	pthread_t t[POPULATE_THREADS];
-	bool started[POPULATE_THREADS] = { false };
-	cpu_set_t cpus;
-	uint64_t n = size / POPULATE_SLICE + 1, chunks = size / chunk, at = 0;
-	int ret = 0;
-
-	if (!sched_getaffinity(0, sizeof(cpus), &cpus) &&
-	    (uint64_t)CPU_COUNT(&cpus) < n)
-		n = (uint64_t)CPU_COUNT(&cpus);
-	n = n < POPULATE_THREADS ? n : POPULATE_THREADS;
-	n = n ? n : 1;
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t end = chunks * (i + 1) / n * chunk;
-
-		s[i] = (struct slice){ p + at, end - at, 0 };
-		at = end;
-		if (i && s[i].len)
-			started[i] = !pthread_create(&t[i], NULL,
-						     populate_slice, &s[i]);
-	}
-	for (uint64_t i = 0; i < n; i++)
-		if (!started[i] && s[i].len)
-			populate_slice(&s[i]);
-	for (uint64_t i = 0; i < n; i++) {
-		if (started[i])
-			pthread_join(t[i], NULL);
-		ret = ret ? ret : s[i].err;
-	}
-	return ret;
-}
-
 /* Sizes, places and faults in one memfd; -ENOMEM when it cannot be had. */
 static int fill(struct shxd_membuf *mb, unsigned int mfd_flags)
 {
@@ -187,7 +129,9 @@ static int fill(struct shxd_membuf *mb, unsigned int mfd_flags)
 	if (!ret && !(mfd_flags & MFD_HUGETLB))
 		madvise(p, mb->size, MADV_HUGEPAGE);	/* a hint: THP may be off */
 	if (!ret)
-		ret = populate(p, mb->size, mb->chunk_size);
+		ret = shrt_populate(p, mb->size);
+	if (ret == -EFAULT || ret == -EINTR)
+		ret = -ENOMEM;
 	if (!ret)
 		count_nodes(mb, p);
 	munmap(p, mb->size);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "populate.h"
 #include "rt_int.h"
 
 struct shrt_map {
@@ -33,18 +34,14 @@ static struct shrt_maps *maps_of(struct syshax *sh)
  * A kept mapping's page tables, filled at once: each 4 KiB page an engine
  * first touched cost a fault, and a decode step writes its new K and V
  * rows to fresh pages of the KV buffer (two faults a step for a 4-layer
- * qwen3-30b-a3b on the userspace backend, tens of us each on a VM). Best
+ * qwen3-30b-a3b on the userspace backend, tens of us each on a VM). From
+ * several threads: a server's first job maps GiBs of K and V. Best
  * effort: kernels before 5.14 lack it, and the job still runs without.
  * No job runs on the buffer unmapped meanwhile: this one names it.
  */
 static void populate(void *addr, uint64_t size)
 {
-#ifdef MADV_POPULATE_WRITE
-	(void)madvise(addr, size, MADV_POPULATE_WRITE);
-#else
-	(void)addr;
-	(void)size;
-#endif
+	(void)shrt_populate(addr, size);
 }
 
 int shrt_maps_get(struct syshax *sh, uint64_t id, void **addr,
