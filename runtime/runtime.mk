@@ -58,13 +58,15 @@ install-runtime: $(SHRT_SO) $(SHRT_A) $(SHRT_PC)
 	install -m 0644 docs/man/syshax.7 $(DESTDIR)$(MANDIR)/man7/
 
 # Unit tests of the library pieces that need no backend.
-SHRT_UTS := $(addprefix $(B)/tests/unit/,rt_job_ut rt_open_ut rt_strerror_ut)
+SHRT_UTS := $(addprefix $(B)/tests/unit/,rt_job_ut rt_open_ut rt_populate_ut \
+	rt_strerror_ut)
 
 $(SHRT_UTS): $(B)/tests/unit/%: $(B)/tests/unit/%.o $(SHRT_A)
 	$(CC) $(LDFLAGS) -o $@ $< $(SHRT_A) $(shell $(PKG_CONFIG) --libs cunit) \
 		-pthread
 
-$(SHRT_UTS:%=%.o): CPPFLAGS_tests += -I$(CURDIR)/runtime/include
+$(SHRT_UTS:%=%.o): CPPFLAGS_tests += -I$(CURDIR)/runtime/include \
+	-I$(CURDIR)/runtime/src
 
 # The library's checks that need a backend: a private userspace broker in a
 # thread (daemon/broker/broker.mk is read before this file).
