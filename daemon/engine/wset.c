@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Weight sets: conversion, NUMA split and placement, lookup, registry. */
+/* Weight sets: NUMA split and placement (filled by wfill.c), lookup,
+ * registry. */
 #include "wset.h"
 
 #include <errno.h>
