@@ -141,13 +141,21 @@ static int kv_bufs(struct sched *s)
 	return 0;
 }
 
-/* The io buffer, the model and the caches on a backend just opened. */
+/* The io buffer, the model (a large one takes a while: said so) and the
+ * caches on a backend just opened. */
 static int setup(struct sched *s)
 {
 	int ret = be_buf(&s->be, io_layout(s), &s->io, "io");
+	double t0 = now_s();
 
-	if (!ret)
+	if (!ret) {
+		fprintf(stderr, "%s: loading %s\n", s->bo.prog, s->bo.model);
 		ret = be_model_load(&s->be, &s->io, &s->info);
+	}
+	if (!ret)
+		fprintf(stderr, "%s: model loaded: %.1f MiB in %.1f s\n",
+			s->bo.prog, (double)s->info.weight_bytes / (1 << 20),
+			now_s() - t0);
 	if (!ret)
 		ret = kv_bufs(s);
 	if (!ret)
