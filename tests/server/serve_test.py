@@ -76,9 +76,21 @@ class Server:
                 break
         if not m:
             sys.exit("syshax-serve did not start: " + seen)
+        self.start = seen
         self.port = int(m.group(1))
         # Its later lines go to the log, read on failure.
         threading.Thread(target=self._drain, daemon=True).start()
+
+    def engine_maps(self):
+        """Sizes of the syshax buffers its private syshaxd has mapped."""
+        sizes = []
+        kids = open("/proc/%d/task/%d/children" % (self.p.pid, self.p.pid))
+        for pid in kids.read().split():
+            for line in open("/proc/%s/maps" % pid):
+                if line.rstrip().endswith("/memfd:syshax (deleted)"):
+                    a, b = line.split()[0].split("-")
+                    sizes.append(int(b, 16) - int(a, 16))
+        return sizes
 
     def _drain(self):
         for line in self.p.stderr:
@@ -233,6 +245,15 @@ def main():
     # The tiny model's GGUF names no chat template: chatml by name.
     s = Server(model, "--prefill-chunk", "16", "--max-context", "256",
                "--max-body", "65536", "--chat-template", "chatml")
+    ok("the start says the model is loading and how long it took",
+       "loading " + model in s.start and
+       re.search(r"model loaded: [0-9.]+ MiB in [0-9.]+ s", s.start),
+       s.start)
+    # The first step ran before any request: the daemon holds K and V
+    # mapped (two buffers of one size), not only the io buffer.
+    maps = s.engine_maps()
+    ok("K and V mapped by syshaxd before the first request",
+       any(maps.count(z) >= 2 for z in maps), maps)
     st, js, _, _ = s.req("GET", "/health")
     ok("/health", st == 200 and js == {"status": "ok"})
     st, js, _, _ = s.req("GET", "/v1/models")
