@@ -64,9 +64,10 @@ CHECKS += check-bench-ffn
 # syshax-bench e2e on the tiny model (a private syshaxd; the llama.cpp peer
 # from build/ggml or SYSHAX_LLAMA_DIR): every field of every row printed,
 # ours as numbers, llama.cpp's as numbers or null when the peer is absent,
-# the read bandwidth at the start and around the batch-1 row, the rounds
-# asked for; a usage error is status 2.
-E2E_OURS := read_gbps weight_bytes step_bytes roofline_tps ours_roof_pct
+# each side's load time, the read bandwidth at the start and around the
+# batch-1 row, the rounds asked for; a usage error is status 2.
+E2E_OURS := read_gbps weight_bytes step_bytes roofline_tps ours_roof_pct \
+	ours_load_s
 E2E_ROWS := ours_tps ours_engine
 E2E_PEER := llama_tps ratio
 .PHONY: check-bench-e2e
@@ -83,7 +84,7 @@ check-bench-e2e: $(B)/syshax-bench $(B)/syshaxd
 	done && \
 	{ test $$(echo "$$out" | grep -o "\"read_gbps\": $$num" | wc -l) -eq 2 || \
 		{ echo "check-bench-e2e: no read_gbps at the start and around batch 1: $$out"; exit 1; }; } && \
-	for k in llama llama_read_gbps llama_roof_pct; do \
+	for k in llama llama_read_gbps llama_roof_pct llama_load_s; do \
 		echo "$$out" | grep -q "\"$$k\": \(null\|\"\|$$num\)" || \
 			{ echo "check-bench-e2e: no $$k in: $$out"; exit 1; }; \
 	done && \

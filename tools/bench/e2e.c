@@ -77,6 +77,10 @@ struct e2e_model {
 	 * minutes); without a probe, the start's figure.
 	 */
 	double gbps[2];
+	/* Seconds from nothing to a model that takes steps (0 ours: a
+	 * private syshaxd started, MODEL_LOAD, the caches; 1 llama.cpp: the
+	 * model and its context); NAN where not measured. */
+	double load[2];
 	struct e2e_row rows[1 + MAX_LIST];
 };
 
@@ -623,19 +627,27 @@ static int bench_model(const struct e2e_conf *c, int have_peer,
 	struct ours o;
 	struct peer p = { 0 };
 	char path[4200];
+	uint64_t t0;
 	int ret = model_file(c, m, path, sizeof(path));
 
 	if (ret)
 		return ret;
+	m->load[0] = m->load[1] = NAN;
 	fprintf(stderr, "e2e: %s: loading in syshaxd\n", m->file);
+	t0 = bench_now_ns();
 	ret = ours_start(&o, c, c->models, m->file);
 	if (ret)
 		fprintf(stderr, "e2e: ours: %s\n", syshax_strerror(ret));
+	else
+		m->load[0] = secs_since(t0);
 	if (!ret && have_peer) {
 		fprintf(stderr, "e2e: %s: loading in llama.cpp\n", m->file);
+		t0 = bench_now_ns();
 		if (peer_open(&p, c, path)) {
 			fprintf(stderr, "e2e: llama.cpp: %s\n", p.err);
 			have_peer = 0;
+		} else {
+			m->load[1] = secs_since(t0);
 		}
 	}
 	if (!ret) {
@@ -707,6 +719,8 @@ static void print_json_model(const struct e2e_model *m, unsigned int nrows,
 	jnum("ours_roof_pct", roof_pct(m, nrows, 0), ", ");
 	jnum("llama_read_gbps", m->gbps[1], ", ");
 	jnum("llama_roof_pct", roof_pct(m, nrows, 1), ", ");
+	jnum("ours_load_s", m->load[0], ", ");
+	jnum("llama_load_s", m->load[1], ", ");
 	printf("\"rows\": [");
 	for (unsigned int i = 0; i < nrows; i++) {
 		const struct e2e_row *r = &m->rows[i];
@@ -775,6 +789,9 @@ static void print_model(const struct e2e_model *m, unsigned int nrows)
 	       "llama.cpp %.0f%% of %.1f GB/s\n", m->gbps[0],
 	       (double)m->step_bytes * 1e-9, roofline(m, 0), pct, ROOF_TARGET,
 	       verdict(pct, ROOF_TARGET), roof_pct(m, nrows, 1), m->gbps[1]);
+	printf("load: %.2f s ours (syshaxd started, the model, its caches), "
+	       "%.2f s llama.cpp (the model, its context)\n", m->load[0],
+	       m->load[1]);
 }
 
 static void print_table(const struct e2e_conf *c, const struct e2e_model *ms,
