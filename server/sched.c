@@ -172,6 +172,25 @@ static void step_of(const struct sched *s, uint32_t n, bool full,
 	};
 }
 
+/* A PREFILL of slot i's prompt positions [pos, pos + n); its last row's
+ * output (full: logits, else TOPK pairs) at out. 0 or -E2BIG. */
+static int prefill_of(const struct sched *s, unsigned int i, uint32_t pos,
+		      uint32_t n, bool full, struct sj_ref out,
+		      struct syshax_job *job, uint64_t user_data)
+{
+	struct sj_step st;
+
+	step_of(s, n, full, &st);
+	st.p.pos = pos;
+	st.tok = (struct sj_ref){ &s->io, s->off_prompt +
+		(uint64_t)i * s->c.max_ctx * 4 + pos * 4ULL };
+	st.bt = (struct sj_ref){ &s->io, s->off_bt +
+				 (uint64_t)i * s->max_blocks * 4 };
+	st.out = out;
+	st.out_bytes = row_bytes(s, full);
+	return sj_step(job, SYSHAX_OP_PREFILL, user_data, &st);
+}
+
 /*
  * A one-token PREFILL into slot 0's first block, before any request: the
  * engine maps the caches (GiBs: their page tables filled) and grows its
@@ -181,20 +200,14 @@ static void step_of(const struct sched *s, uint32_t n, bool full,
  */
 static int warm_up(struct sched *s)
 {
-	int32_t *tok = (int32_t *)io_at(s, s->off_prompt);
 	struct syshax_completion c;
 	struct syshax_job job;
-	struct sj_step st;
 	int ret;
 
-	tok[0] = 0;
+	*(int32_t *)io_at(s, s->off_prompt) = 0;
 	slot_bt(s, 0)[0] = 0;
-	step_of(s, 1, false, &st);
-	st.tok = (struct sj_ref){ &s->io, s->off_prompt };
-	st.bt = (struct sj_ref){ &s->io, s->off_bt };
-	st.out = (struct sj_ref){ &s->io, s->off_pout };
-	st.out_bytes = row_bytes(s, false);
-	ret = sj_step(&job, SYSHAX_OP_PREFILL, 0, &st);
+	ret = prefill_of(s, 0, 0, 1, false,
+			 (struct sj_ref){ &s->io, s->off_pout }, &job, 0);
 	if (!ret)
 		ret = be_job(s->be.sh, &job, &c);
 	if (ret)
@@ -540,7 +553,6 @@ static void plan_jobs(struct sched *s, struct plan *p, unsigned int k0,
 static void plan_step(struct sched *s, struct plan *p)
 {
 	uint64_t best = UINT64_MAX;
-	struct sj_step st;
 	unsigned int nt;
 
 	p->nrows = p->njobs = 0;
@@ -557,15 +569,8 @@ static void plan_step(struct sched *s, struct plan *p)
 		bool full = sl->r->lp != NULL;
 
 		p->pf_n = left < s->c.prefill_chunk ? left : s->c.prefill_chunk;
-		step_of(s, p->pf_n, full, &st);
-		st.p.pos = sl->prefilled;
-		st.tok = (struct sj_ref){ &s->io, s->off_prompt +
-			(uint64_t)p->pf * s->c.max_ctx * 4 + sl->prefilled * 4ULL };
-		st.bt = (struct sj_ref){ &s->io, s->off_bt +
-					 (uint64_t)p->pf * s->max_blocks * 4 };
-		st.out = pf_out(s, p);
-		st.out_bytes = row_bytes(s, full);
-		sj_step(&p->jobs[p->njobs], SYSHAX_OP_PREFILL, p->njobs, &st);
+		prefill_of(s, (unsigned int)p->pf, sl->prefilled, p->pf_n, full,
+			   pf_out(s, p), &p->jobs[p->njobs], p->njobs);
 	}
 }
 
