@@ -137,6 +137,27 @@ err_stats:
 	return ret;
 }
 
+/*
+ * Whether pages more fit every cap now, so that a buffer over one is
+ * refused before a page of it is allocated and zeroed: a caller halving a
+ * request until it fits wastes nothing. A look, not a charge (others may
+ * pin meanwhile): syshax_charge() still decides, piece by piece.
+ */
+static bool syshax_fits(struct syshax_buf *buf, unsigned long pages)
+{
+	unsigned long locked = atomic_long_read(syshax_locked_vm(buf->user));
+
+	if (!syshax_stats_fits((u64)pages << PAGE_SHIFT) ||
+	    (u64)atomic64_read(&buf->user->pinned_pages) + pages >
+	    syshax_max_pinned_user() >> PAGE_SHIFT)
+		return false;
+	if (locked + pages <= rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT)
+		return true;
+	if (buf->may_lock < 0)
+		buf->may_lock = capable(CAP_IPC_LOCK);
+	return buf->may_lock > 0;
+}
+
 static void syshax_uncharge(struct syshax_buf *buf, unsigned long pages)
 {
 	atomic64_sub(pages, &buf->mm->pinned_vm);
@@ -325,8 +346,6 @@ struct syshax_buf *syshax_buf_alloc(u64 size, int node, u32 flags)
 	    (node >= 0 && !node_state(node, N_MEMORY)))
 		return ERR_PTR(-EINVAL);
 	size = PAGE_ALIGN(size);
-	if (size > syshax_max_pinned())
-		return ERR_PTR(-ENOMEM);
 	nid = node < 0 ? syshax_local_mem_node() : node;
 	pages = size >> PAGE_SHIFT;
 
@@ -335,6 +354,8 @@ struct syshax_buf *syshax_buf_alloc(u64 size, int node, u32 flags)
 		return ERR_PTR(-ENOMEM);
 	buf->node = node;
 	buf->flags = flags;
+	if (!syshax_fits(buf, pages))
+		return syshax_buf_finish(buf, -ENOMEM);
 	while (done < pages) {
 		/* Never past the end: a piece rounded up to a power of two
 		 * would pin (and charge) pages beyond the buffer's size. */
@@ -375,13 +396,13 @@ struct syshax_buf *syshax_buf_register(u64 addr, u64 size)
 	if (!syshax_size_ok(size) || (addr | size) & ~PAGE_MASK ||
 	    addr + size < addr)
 		return ERR_PTR(-EINVAL);
-	if (size > syshax_max_pinned())
-		return ERR_PTR(-ENOMEM);
 	pages = size >> PAGE_SHIFT;
 
 	buf = syshax_buf_new(SYSHAX_BUF_KIND_REGISTERED, size);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
+	if (!syshax_fits(buf, pages))
+		return syshax_buf_finish(buf, -ENOMEM);
 	while (done < pages) {
 		int n = min_t(unsigned long, pages - done, SYSHAX_PAGE_BATCH);
 		int got, i;

@@ -183,7 +183,7 @@ static void test_memlock_per_user(void)
 static void test_user_cap(void)
 {
 	struct syshax_buf_alloc_args a, b, c;
-	uint64_t before = t_pinned(g_fd);
+	uint64_t before = t_pinned(g_fd), pg;
 	char saved[32];
 	int sv[2], ret;
 
@@ -193,7 +193,14 @@ static void test_user_cap(void)
 	CU_ASSERT_STRING_EQUAL(saved, "0");
 	CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	CU_ASSERT_EQUAL_FATAL(t_param_set("max_pinned_user_mb", "4"), 0);
+	/* Refused before a page is taken: not 4 MiB allocated and zeroed
+	 * (and the piece past the cap) for nothing. */
+	pg = t_pgalloc();
 	CU_ASSERT_EQUAL(t_alloc(g_fd, 8 * T_MIB, 0, 0, &a), -ENOMEM);
+	pg = t_pgalloc() - pg;
+	printf("\n  pages allocated for a refused 8 MiB: %llu\n",
+	       (unsigned long long)pg);
+	CU_ASSERT(pg < T_MIB / 4096);
 	CU_ASSERT_EQUAL(t_alloc(g_fd, 3 * T_MIB, 0, 0, &a), 0);
 	CU_ASSERT_EQUAL(t_alloc(g_fd, 2 * T_MIB, 0, 0, &b), -ENOMEM);
 	CU_ASSERT_EQUAL(t_pinned(g_fd), before + 3 * T_MIB);

@@ -103,6 +103,27 @@ static inline uint64_t t_pinned(int fd)
 	return t_ioctl(fd, SYSHAX_IOC_STATS, &st) ? UINT64_MAX : st.pinned_bytes;
 }
 
+/*
+ * Pages the guest's kernel has allocated since boot: the sum of
+ * /proc/vmstat's pgalloc_* (UINT64_MAX on error). Two reads around a
+ * refused BUF_ALLOC show whether it took pages before it gave up.
+ */
+static inline uint64_t t_pgalloc(void)
+{
+	FILE *f = fopen("/proc/vmstat", "r");
+	unsigned long long v;
+	uint64_t sum = 0;
+	char name[64];
+
+	if (!f)
+		return UINT64_MAX;
+	while (fscanf(f, "%63s %llu", name, &v) == 2)
+		if (!strncmp(name, "pgalloc_", 8))
+			sum += v;
+	fclose(f);
+	return sum;
+}
+
 /* A number from one of the module's sysfs files (-1 on error). */
 static inline long long t_sysfs(const char *name)
 {
