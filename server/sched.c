@@ -40,7 +40,7 @@ struct sched {
 	struct backend be;
 	bool up;
 	struct syshax_model_info info, info0;	/* now, and at start */
-	struct syshax_buffer io, k, v;
+	struct syshax_buffer io, kv;	/* kv: K, then V */
 	struct syshax_buffer lg;	/* max_running rows of full logits */
 	struct xpu *xpu;
 	uint32_t max_blocks;	/* block-table entries per sequence */
@@ -98,37 +98,33 @@ static uint64_t io_layout(struct sched *s)
 	return off;
 }
 
-static unsigned int kv_elem(uint32_t t)
+/* Bytes of one KV block, all layers, K or V. */
+static uint64_t kv_block_bytes(const struct sched *s)
 {
-	return t == SYSHAX_DT_F32 ? 4 : 2;
+	return (uint64_t)s->c.block_size * s->info.n_head_kv *
+	       s->info.head_dim * (s->c.kv_type == SYSHAX_DT_F32 ? 4 : 2) *
+	       s->info.n_layer;
 }
 
 /*
- * The K and V caches of kv_blocks blocks. kv_blocks 0 (the default):
- * KV_AUTO_BLOCKS, halved while the two do not fit what syshaxd lets this
- * process pin, down to one max_context request's; the count found stays
- * for the buffers made again after the backend went away.
+ * The K and V caches of kv_blocks blocks, in one buffer (V after K): a
+ * size over what syshaxd lets this process pin is then refused before
+ * anything is allocated, where K alone could fit and be zeroed for
+ * nothing. kv_blocks 0 (the default): KV_AUTO_BLOCKS, halved while the
+ * two do not fit, down to one max_context request's; the count found
+ * stays for the buffer made again after the backend went away.
  */
-static int kv_bufs(struct sched *s)
+static int kv_buf(struct sched *s)
 {
-	uint64_t blk = (uint64_t)s->c.block_size * s->info.n_head_kv *
-		       s->info.head_dim * kv_elem(s->c.kv_type) *
-		       s->info.n_layer;
+	uint64_t blk = kv_block_bytes(s);
 	uint32_t n = s->c.kv_blocks ? s->c.kv_blocks : KV_AUTO_BLOCKS;
 	int ret;
 
-	for (; !s->c.kv_blocks && n / 2 >= s->max_blocks; n /= 2) {
-		if (be_buf(&s->be, blk * n, &s->k, NULL))
-			continue;
-		if (!be_buf(&s->be, blk * n, &s->v, NULL))
+	for (; !s->c.kv_blocks && n / 2 >= s->max_blocks; n /= 2)
+		if (!be_buf(&s->be, 2 * blk * n, &s->kv, NULL))
 			break;
-		syshax_buf_free(s->be.sh, &s->k);
-		memset(&s->k, 0, sizeof(s->k));
-	}
-	if (!s->k.addr) {	/* the last try says why it failed */
-		ret = be_buf(&s->be, blk * n, &s->k, "K cache");
-		if (!ret)
-			ret = be_buf(&s->be, blk * n, &s->v, "V cache");
+	if (!s->kv.addr) {	/* the last try says why it failed */
+		ret = be_buf(&s->be, 2 * blk * n, &s->kv, "KV cache");
 		if (ret)
 			return ret;
 	}
@@ -156,6 +152,8 @@ static uint64_t row_bytes(const struct sched *s, bool full)
 static void step_of(const struct sched *s, uint32_t n, bool full,
 		    struct sj_step *st)
 {
+	uint64_t kv_bytes = kv_block_bytes(s) * s->c.kv_blocks;
+
 	*st = (struct sj_step){
 		.p = {
 			.model = s->info.model, .n = n,
@@ -167,7 +165,8 @@ static void step_of(const struct sched *s, uint32_t n, bool full,
 				      SYSHAX_STEP_OUT_TOPK,
 			.topk = full ? 0 : topk(s),
 		},
-		.k = { &s->k, 0 }, .v = { &s->v, 0 }, .kv_bytes = s->k.size,
+		.k = { &s->kv, 0 }, .v = { &s->kv, kv_bytes },
+		.kv_bytes = kv_bytes,
 		.out_bytes = n * row_bytes(s, full),
 	};
 }
@@ -232,7 +231,7 @@ static int setup(struct sched *s)
 			s->bo.prog, (double)s->info.weight_bytes / (1 << 20),
 			now_s() - t0);
 	if (!ret)
-		ret = kv_bufs(s);
+		ret = kv_buf(s);
 	if (!ret)
 		ret = be_buf(&s->be, (uint64_t)s->c.max_running *
 			     s->info.n_vocab * 4, &s->lg, "logits");
@@ -250,17 +249,14 @@ static void teardown(struct sched *s)
 	if (s->info.model && s->up)
 		be_model_free(&s->be, s->info.model);
 	s->info.model = 0;
-	if (s->k.addr)
-		syshax_buf_free(s->be.sh, &s->k);
-	if (s->v.addr)
-		syshax_buf_free(s->be.sh, &s->v);
+	if (s->kv.addr)
+		syshax_buf_free(s->be.sh, &s->kv);
 	if (s->io.addr)
 		syshax_buf_free(s->be.sh, &s->io);
 	if (s->lg.addr)
 		syshax_buf_free(s->be.sh, &s->lg);
 	memset(&s->lg, 0, sizeof(s->lg));
-	memset(&s->k, 0, sizeof(s->k));
-	memset(&s->v, 0, sizeof(s->v));
+	memset(&s->kv, 0, sizeof(s->kv));
 	memset(&s->io, 0, sizeof(s->io));
 	be_close(&s->be);
 }
@@ -581,8 +577,7 @@ static void step_bufs(const struct sched *s, const struct syshax_job *job,
 		      const struct syshax_buffer **bufs)
 {
 	for (unsigned int i = 0; i < job->nr_refs; i++)
-		bufs[i] = job->refs[i].buf == s->k.handle ? &s->k :
-			  job->refs[i].buf == s->v.handle ? &s->v :
+		bufs[i] = job->refs[i].buf == s->kv.handle ? &s->kv :
 			  job->refs[i].buf == s->lg.handle ? &s->lg : &s->io;
 }
 
