@@ -597,12 +597,14 @@ static bool claim(atomic_size_t *next, size_t n, size_t align,
 {
 	size_t i = atomic_load_explicit(next, memory_order_relaxed), c;
 
-	/* Guided: a share of what is left, so that the last chunks, the
-	 * ones a thread may wait for at the barrier, are short. */
+	/* Guided: a thread's share of what is left, so that the last
+	 * chunks, the ones a thread may wait for at the barrier, are short,
+	 * and the first long: each chunk restarts the kernel's weight
+	 * streams, which a short phase pays for (docs/engine.md). */
 	do {
 		if (i >= n)
 			return false;
-		c = (n - i) / (2 * (size_t)threads);
+		c = (n - i) / threads;
 		c = c < align ? align : (c + align - 1) / align * align;
 		c = c < n - i ? c : n - i;
 	} while (!atomic_compare_exchange_weak_explicit(next, &i, i + c,
