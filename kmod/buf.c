@@ -111,7 +111,10 @@ static int syshax_charge_user(struct syshax_user *u, unsigned long pages)
  * (a dma-buf passed on), so short-lived children cannot each pin up to the
  * limit. The creating mm's pinned_vm shows the pages too (VmPin), with no
  * limit of its own. All atomics: the uncharge needs no lock. Each limit
- * fails with -ENOMEM.
+ * fails with -ENOMEM. A buffer is charged whole before a page of it is
+ * taken: one over a limit costs no allocation and zeroing (a caller
+ * halving a request until it fits wastes nothing), and the destroy
+ * returns the charge whatever was allocated or pinned by then.
  */
 static int syshax_charge(struct syshax_buf *buf, unsigned long pages)
 {
@@ -135,27 +138,6 @@ err_user:
 err_stats:
 	syshax_stats_uncharge((u64)pages << PAGE_SHIFT);
 	return ret;
-}
-
-/*
- * Whether pages more fit every cap now, so that a buffer over one is
- * refused before a page of it is allocated and zeroed: a caller halving a
- * request until it fits wastes nothing. A look, not a charge (others may
- * pin meanwhile): syshax_charge() still decides, piece by piece.
- */
-static bool syshax_fits(struct syshax_buf *buf, unsigned long pages)
-{
-	unsigned long locked = atomic_long_read(syshax_locked_vm(buf->user));
-
-	if (!syshax_stats_fits((u64)pages << PAGE_SHIFT) ||
-	    (u64)atomic64_read(&buf->user->pinned_pages) + pages >
-	    syshax_max_pinned_user() >> PAGE_SHIFT)
-		return false;
-	if (locked + pages <= rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT)
-		return true;
-	if (buf->may_lock < 0)
-		buf->may_lock = capable(CAP_IPC_LOCK);
-	return buf->may_lock > 0;
 }
 
 static void syshax_uncharge(struct syshax_buf *buf, unsigned long pages)
@@ -354,8 +336,9 @@ struct syshax_buf *syshax_buf_alloc(u64 size, int node, u32 flags)
 		return ERR_PTR(-ENOMEM);
 	buf->node = node;
 	buf->flags = flags;
-	if (!syshax_fits(buf, pages))
-		return syshax_buf_finish(buf, -ENOMEM);
+	ret = syshax_charge(buf, pages);
+	if (ret)
+		return syshax_buf_finish(buf, ret);
 	while (done < pages) {
 		/* Never past the end: a piece rounded up to a power of two
 		 * would pin (and charge) pages beyond the buffer's size. */
@@ -372,9 +355,7 @@ struct syshax_buf *syshax_buf_alloc(u64 size, int node, u32 flags)
 			ret = -ENOMEM;
 			goto out;
 		}
-		ret = syshax_charge(buf, 1UL << order);
-		if (!ret)
-			ret = syshax_buf_add(buf, page, 1U << order, &cap);
+		ret = syshax_buf_add(buf, page, 1U << order, &cap);
 		if (ret) {
 			__free_pages(page, order);
 			goto out;
@@ -401,8 +382,9 @@ struct syshax_buf *syshax_buf_register(u64 addr, u64 size)
 	buf = syshax_buf_new(SYSHAX_BUF_KIND_REGISTERED, size);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
-	if (!syshax_fits(buf, pages))
-		return syshax_buf_finish(buf, -ENOMEM);
+	ret = syshax_charge(buf, pages);
+	if (ret)
+		return syshax_buf_finish(buf, ret);
 	while (done < pages) {
 		int n = min_t(unsigned long, pages - done, SYSHAX_PAGE_BATCH);
 		int got, i;
@@ -411,13 +393,8 @@ struct syshax_buf *syshax_buf_register(u64 addr, u64 size)
 			ret = -EINTR;
 			goto out;
 		}
-		ret = syshax_charge(buf, n);
-		if (ret)
-			goto out;
 		got = pin_user_pages_fast(addr + (done << PAGE_SHIFT), n,
 					  FOLL_WRITE | FOLL_LONGTERM, batch);
-		if (got < n)
-			syshax_uncharge(buf, n - max(got, 0));
 		if (got <= 0) {
 			ret = got ? got : -EFAULT;
 			goto out;
@@ -426,7 +403,6 @@ struct syshax_buf *syshax_buf_register(u64 addr, u64 size)
 			ret = syshax_buf_add(buf, batch[i], 1, &cap);
 			if (ret) {
 				unpin_user_pages(batch + i, got - i);
-				syshax_uncharge(buf, got - i);
 				goto out;
 			}
 		}

@@ -52,12 +52,6 @@ u64 syshax_max_pinned_user(void)
 	return mb ? mb << 20 : U64_MAX;
 }
 
-/* Whether bytes more fit under the cap now (a look, not a reservation). */
-bool syshax_stats_fits(u64 bytes)
-{
-	return atomic64_read(&g_pinned_bytes) + bytes <= syshax_max_pinned();
-}
-
 /* Reserves bytes under the cap; -ENOMEM when they do not fit. */
 int syshax_stats_charge(u64 bytes)
 {

@@ -158,7 +158,6 @@ struct syshax_user *syshax_user_get_current(void);
 struct syshax_user *syshax_user_hold(struct syshax_user *u);
 /* Any context; takes only a leaf spinlock. */
 void syshax_user_put(struct syshax_user *u);
-bool syshax_stats_fits(u64 bytes);
 int syshax_stats_charge(u64 bytes);
 void syshax_stats_uncharge(u64 bytes);
 void syshax_stats_buf(const struct syshax_buf *buf, bool add);
