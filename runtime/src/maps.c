@@ -30,20 +30,6 @@ static struct shrt_maps *maps_of(struct syshax *sh)
 	return r && r->notes ? &r->maps : NULL;
 }
 
-/*
- * A kept mapping's page tables, filled at once: each 4 KiB page an engine
- * first touched cost a fault, and a decode step writes its new K and V
- * rows to fresh pages of the KV buffer (two faults a step for a 4-layer
- * qwen3-30b-a3b on the userspace backend, tens of us each on a VM). From
- * several threads: a server's first job maps GiBs of K and V. Best
- * effort: kernels before 5.14 lack it, and the job still runs without.
- * No job runs on the buffer unmapped meanwhile: this one names it.
- */
-static void populate(void *addr, uint64_t size)
-{
-	(void)shrt_populate(addr, size);
-}
-
 int shrt_maps_get(struct syshax *sh, uint64_t id, void **addr,
 		  uint64_t *size)
 {
@@ -77,7 +63,17 @@ int shrt_maps_get(struct syshax *sh, uint64_t id, void **addr,
 	m->size = *size;
 	shrt_hmap_put(&ms->by_addr, (uintptr_t)*addr, m);
 	pthread_mutex_unlock(&ms->lock);
-	populate(*addr, *size);
+	/*
+	 * A kept mapping's page tables, filled at once: each 4 KiB page an
+	 * engine first touched cost a fault, and a decode step writes its
+	 * new K and V rows to fresh pages of the KV buffer (two faults a
+	 * step for a 4-layer qwen3-30b-a3b on the userspace backend, tens of
+	 * us each on a VM). From several threads: a server's first job maps
+	 * GiBs of K and V. Best effort: kernels before 5.14 lack it, and the
+	 * job still runs without. No job runs on the buffer unmapped
+	 * meanwhile: this one names it.
+	 */
+	(void)shrt_populate(*addr, *size);
 	return 0;
 out:
 	pthread_mutex_unlock(&ms->lock);
