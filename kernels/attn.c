@@ -229,23 +229,42 @@ int shxk_attn_decode(const struct shxk_kv_cache *kv, const int32_t *block_table,
 	return 0;
 }
 
-/* Less K and V than this a chunk (on average) is not worth a merge: the
- * rows of a small cache are read from the caches, and a chunk's fixed
- * costs stay (a toy model's 1,500 positions ran 7-28 % slower cut). */
-#define MIN_CHUNK_BYTES	(2u << 20)
+/*
+ * Less K and V than this a chunk (on average) is not worth a merge, and a
+ * context under two of them is cut by kv heads instead: it is read from
+ * the caches, where a range costs no merge (docs/kernels.md, "Chunks of
+ * 256 KiB").
+ */
+#define MIN_CHUNK_BYTES	(256u << 10)
+
+static size_t gcd_sz(size_t a, size_t b)
+{
+	while (b) {
+		size_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
 
 void shxk_attn_split(const struct shxk_kv_cache *kv, size_t n, size_t maxlen,
 		     unsigned int threads, size_t *ranges, size_t *chunks)
 {
 	size_t row = 2 * kv->kv_heads * shxk_row_size(kv->type, kv->head_dim);
-	size_t items = 2 * (size_t)threads;
 
 	*ranges = *chunks = 1;
-	while (n * *chunks < items &&
-	       maxlen * row / (*chunks + 1) >= MIN_CHUNK_BYTES)
-		++*chunks;
-	while (n * *ranges * *chunks < items && *ranges < kv->kv_heads)
-		++*ranges;
+	if (maxlen * row < 2 * MIN_CHUNK_BYTES) {
+		while (n * *ranges < 2 * (size_t)threads &&
+		       *ranges < kv->kv_heads)
+			++*ranges;
+		return;
+	}
+	/* n * chunks a multiple of threads: 3 sequences on 2 threads as 6
+	 * halves, not 3 wholes of which one thread takes two. */
+	*chunks = threads ? threads / gcd_sz(n, threads) : 1;
+	while (*chunks > 1 && maxlen * row / *chunks < MIN_CHUNK_BYTES)
+		--*chunks;
 }
 
 int shxk_attn_decode_item(const struct shxk_kv_cache *kv,

@@ -239,11 +239,12 @@ int shxk_attn_decode(const struct shxk_kv_cache *kv, const int32_t *block_table,
 /*
  * How decode attention over n sequences (the longest maxlen positions) on
  * threads is cut into items: each sequence's context in *chunks (split-K,
- * merged after) and its kv heads in *ranges, as few of each as give two
- * items a thread (one slowed by other load takes fewer, instead of
- * holding the others up). Chunks first: a chunk reads whole position
- * rows (every kv head side by side) in order, faster than a range reads
- * its slice of each; ranges only where the contexts are too short to cut.
+ * merged after), as few as make the items a multiple of the threads, or,
+ * where the contexts are too short to cut, its kv heads in *ranges until
+ * there are two items a thread. A chunk reads whole position rows (every
+ * kv head side by side) in order, faster from memory than a range reads
+ * its slice of each; short contexts are read from the caches, where
+ * ranges cost no merge.
  */
 void shxk_attn_split(const struct shxk_kv_cache *kv, size_t n, size_t maxlen,
 		     unsigned int threads, size_t *ranges, size_t *chunks);

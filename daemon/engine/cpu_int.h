@@ -98,8 +98,8 @@ int shxd_attn_run(struct shxd_cpu *cpu, const struct shxd_attn_seq *seq,
 
 /* The same in phases of a caller's run: setup on the caller's thread
  * (splits long contexts in chunks, grows scratch), work on every worker,
- * then, after a barrier over all of them, merge of sequences [s0, s1)
- * where chunks > 1 (one chunk's part is the output itself). */
+ * then, after a barrier over all of them, each worker's share of the
+ * merge where chunks > 1 (one chunk's part is the output itself). */
 struct shxd_attn {
 	struct shxd_pool *pool;		/* whose threads claim the items */
 	const struct shxd_attn_seq *seq;
@@ -113,7 +113,7 @@ int shxd_attn_setup(struct shxd_attn *t, struct shxd_cpu *cpu,
 		    const struct shxd_attn_seq *seq, size_t n, size_t qh,
 		    float scale, const float *q, float *out);
 void shxd_attn_work(const struct shxd_attn *t, const struct shxd_worker *w);
-void shxd_attn_merge(const struct shxd_attn *t, size_t s0, size_t s1);
+void shxd_attn_merge(const struct shxd_attn *t, const struct shxd_worker *w);
 
 /* One SwiGLU block over rows of in: out rows [out_row, out_row + m). */
 struct shxd_seg {

@@ -30,14 +30,20 @@ void shxd_attn_work(const struct shxd_attn *t, const struct shxd_worker *w)
 		}
 }
 
-void shxd_attn_merge(const struct shxd_attn *t, size_t s0, size_t s1)
+void shxd_attn_merge(const struct shxd_attn *t, const struct shxd_worker *w)
 {
-	for (size_t s = s0; t->chunks > 1 && s < s1; s++) {
-		size_t o = s * t->chunks * t->qh;
+	size_t i0, i1;
+
+	/* By head: a lone sequence's merge is not left to one thread. */
+	shxd_split(t->seqs * t->qh, 1, w->gtid, w->gnthr, &i0, &i1);
+	for (size_t i = i0; t->chunks > 1 && i < i1;) {
+		size_t s = i / t->qh, h = i % t->qh, o = s * t->chunks * t->qh;
+		size_t he = i1 - i < t->qh - h ? h + (i1 - i) : t->qh;
 
 		shxk_attn_merge(t->parts + o * t->hd, t->ml + o * 2, t->chunks,
-				t->qh, t->hd, t->out + s * t->qh * t->hd, 0,
-				t->qh);
+				t->qh, t->hd, t->out + s * t->qh * t->hd, h,
+				he);
+		i += he - h;
 	}
 }
 
@@ -76,6 +82,10 @@ static void attn_worker(void *arg, const struct shxd_worker *w)
 	uint64_t t0 = shxd_now_ns();
 
 	shxd_attn_work(r->t, w);
+	if (r->t->chunks > 1) {
+		shxd_pool_gbarrier(r->cpu->pool, w);
+		shxd_attn_merge(r->t, w);
+	}
 	if (!w->tid)
 		r->cpu->pool_ns[w->pool] = shxd_now_ns() - t0;
 }
@@ -90,7 +100,6 @@ int shxd_attn_run(struct shxd_cpu *cpu, const struct shxd_attn_seq *seq,
 	if (ret)
 		return ret;
 	shxd_pool_run(cpu->pool, attn_worker, &r);
-	shxd_attn_merge(&t, 0, n);
 	return 0;
 }
 

@@ -508,7 +508,7 @@ static void fwd_layer(struct fwd *f, unsigned int l,
 	shxd_attn_work(&at, w);
 	shxd_pool_gbarrier(pool, w);
 	if (at.chunks > 1) {
-		shxd_attn_merge(&at, a, b);
+		shxd_attn_merge(&at, w);
 		shxd_pool_gbarrier(pool, w);
 	}
 	if (rows_past_attn(f, l) < n) {

@@ -591,8 +591,9 @@ static void t_models(void)
 
 /*
  * A DECODE at LONG_POS positions: past the size where the engine cuts
- * one sequence's attention into context chunks (merged after) and kv
- * heads into ranges, which run_model's short caches never reach. The
+ * one sequence's attention into context chunks (merged after, heads
+ * shared out over the threads), which run_model's short caches, cut by
+ * kv heads, never reach. The
  * cache is filled with random K and V (wide, so that a few positions in
  * each chunk dominate the softmax) instead of a prefill of 20,000 tokens.
  */
@@ -621,7 +622,8 @@ static void t_long_context(void)
 	CU_ASSERT_EQUAL_FATAL(m->kvt, SYSHAX_DT_F32);
 	shxk_attn_split(&kv, 1, LONG_POS + 1, t_engine_threads(), &ranges,
 			&chunks);
-	CU_ASSERT_FATAL(chunks > 1);
+	/* One thread reads the context whole: nothing to merge. */
+	CU_ASSERT_FATAL(chunks > 1 || t_engine_threads() == 1);
 	tc_reset(&g_c);
 	c.k = tc_alloc(&g_c, c.bytes);
 	c.v = tc_alloc(&g_c, c.bytes);

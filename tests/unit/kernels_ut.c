@@ -698,33 +698,47 @@ static void t_attn_invalid(void)
 	CU_ASSERT_EQUAL(shxk_attn_merge(q, o, 0, 2, 64, o, 0, 1), -EINVAL);
 }
 
-/* Items of decode attention: chunks of whole rows first, each of 2 MiB of
- * K and V at least; kv head ranges only for contexts too short to cut. */
+/*
+ * Items of decode attention: chunks of whole rows, of 256 KiB of K and V
+ * at least, as many as make the items a multiple of the threads; kv head
+ * ranges only for contexts too short to cut in two.
+ */
 static void t_attn_split(void)
 {
 	struct shxk_kv_cache kv = { SHXK_F16, 16, 8, 128, NULL, NULL };
 	size_t r, c;
 
-	/* 4 KiB a position: 4,000 of them in 4 chunks (two a thread). */
+	/* 4 KiB a position: one chunk a thread. */
 	shxk_attn_split(&kv, 1, 4000, 2, &r, &c);
-	CU_ASSERT(r == 1 && c == 4);
-	/* 1,500: 6 MB, cut in 2 (not 3: 2 MB is under 2 MiB), heads in 2. */
-	shxk_attn_split(&kv, 1, 1500, 2, &r, &c);
-	CU_ASSERT(r == 2 && c == 2);
-	/* Short: heads only, two items a thread. */
-	shxk_attn_split(&kv, 1, 16, 2, &r, &c);
+	CU_ASSERT(r == 1 && c == 2);
+	/* 128 positions are two chunks of 256 KiB; 127 are heads only, two
+	 * items a thread. */
+	shxk_attn_split(&kv, 1, 128, 2, &r, &c);
+	CU_ASSERT(r == 1 && c == 2);
+	shxk_attn_split(&kv, 1, 127, 2, &r, &c);
 	CU_ASSERT(r == 4 && c == 1);
-	/* Enough sequences: whole sequences. */
+	/* 3 sequences on 2 threads: 6 halves; 4: whole sequences. */
+	shxk_attn_split(&kv, 3, 4000, 2, &r, &c);
+	CU_ASSERT(r == 1 && c == 2);
 	shxk_attn_split(&kv, 4, 4000, 2, &r, &c);
 	CU_ASSERT(r == 1 && c == 1);
-	/* Many threads: up to 8 chunks of 2 MiB, then heads. */
+	/* 6 sequences on 4 threads: 12 items. */
+	shxk_attn_split(&kv, 6, 4000, 4, &r, &c);
+	CU_ASSERT(r == 1 && c == 2);
+	/* Many threads: a chunk each, or as many as are 256 KiB (800 KB:
+	 * 3). */
 	shxk_attn_split(&kv, 1, 4096, 16, &r, &c);
-	CU_ASSERT(r == 4 && c == 8);
-	/* A toy cache (2 heads of 32, 256 bytes a position): never cut. */
+	CU_ASSERT(r == 1 && c == 16);
+	shxk_attn_split(&kv, 1, 200, 16, &r, &c);
+	CU_ASSERT(r == 1 && c == 3);
+	/* A toy cache (2 heads of 32, 256 bytes a position): 1,500
+	 * positions are cut by heads, 4,000 in two. */
 	kv.kv_heads = 2;
 	kv.head_dim = 32;
 	shxk_attn_split(&kv, 1, 1500, 2, &r, &c);
 	CU_ASSERT(r == 2 && c == 1);
+	shxk_attn_split(&kv, 1, 4000, 2, &r, &c);
+	CU_ASSERT(r == 1 && c == 2);
 }
 
 #if defined(__x86_64__)
