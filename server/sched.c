@@ -101,9 +101,7 @@ static uint64_t io_layout(struct sched *s)
 /* Bytes of one KV block, all layers, K or V. */
 static uint64_t kv_block_bytes(const struct sched *s)
 {
-	return (uint64_t)s->c.block_size * s->info.n_head_kv *
-	       s->info.head_dim * (s->c.kv_type == SYSHAX_DT_F32 ? 4 : 2) *
-	       s->info.n_layer;
+	return sj_kv_block_bytes(&s->info, s->c.block_size, s->c.kv_type);
 }
 
 /*

@@ -173,8 +173,8 @@ static int ours_load(struct ours *o, const char *file)
 	if (ret)
 		return ret;
 	memcpy(&o->mi, o->out, sizeof(o->mi));
-	o->kv_bytes = (size_t)o->mi.n_layer * NSEQ * MAXB * BLOCK *
-		      o->mi.n_head_kv * o->mi.head_dim * sizeof(float);
+	o->kv_bytes = NSEQ * MAXB *
+		      sj_kv_block_bytes(&o->mi, BLOCK, SYSHAX_DT_F32);
 	return 0;
 }
 

@@ -174,8 +174,8 @@ static int ours_cache(struct ours *o)
 	o->p.kv_type = SYSHAX_DT_F16;
 	o->p.out = SYSHAX_STEP_OUT_TOPK;
 	o->p.topk = 1;
-	o->cache_bytes = (uint64_t)mi->n_layer * o->p.num_blocks * BLOCK *
-			 mi->n_head_kv * mi->head_dim * 2;
+	o->cache_bytes = o->p.num_blocks *
+			 sj_kv_block_bytes(mi, BLOCK, SYSHAX_DT_F16);
 	if (syshax_buf_alloc(o->sh, o->cache_bytes, -1, SYSHAX_BUF_ALLOW_SMALL,
 			     &o->k) ||
 	    syshax_buf_alloc(o->sh, o->cache_bytes, -1, SYSHAX_BUF_ALLOW_SMALL,
@@ -510,7 +510,7 @@ static uint64_t step_bytes(const struct syshax_model_info *mi,
 	enum shxk_type t = strcmp(type, "q8_0") ? SHXK_Q4_0 : SHXK_Q8_0;
 	uint64_t expert = 2ULL * mi->n_ff * shxk_row_size(t, mi->n_embd) +
 			  (uint64_t)mi->n_embd * shxk_row_size(t, mi->n_ff);
-	uint64_t kv = 2ULL * 2 * mi->n_layer * mi->n_head_kv * mi->head_dim *
+	uint64_t kv = 2 * sj_kv_block_bytes(mi, 1, SYSHAX_DT_F16) *
 		      (c->context + WARM_STEPS + c->steps / 2);
 
 	return kv + mi->weight_bytes -

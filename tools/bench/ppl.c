@@ -114,7 +114,7 @@ static int ours(const struct pp_conf *c, const int32_t *ids, int32_t bos,
 	unsigned int nb = (c->ctx + BLOCK - 1) / BLOCK;
 	struct syshax_model_info mi;
 	struct backend be = { 0 };
-	uint64_t t0, out_bytes, layer, off_bt, off_out;
+	uint64_t t0, out_bytes, kv_bytes, off_bt, off_out;
 	int ret = be_open(&be, &bo);
 
 	if (!ret)
@@ -126,12 +126,12 @@ static int ours(const struct pp_conf *c, const int32_t *ids, int32_t bos,
 	off_bt = (uint64_t)c->ctx * 4;
 	off_out = (off_bt + nb * 4 + 63) / 64 * 64;
 	out_bytes = (uint64_t)c->ctx * mi.n_vocab * sizeof(float);
-	layer = (uint64_t)nb * BLOCK * mi.n_head_kv * mi.head_dim * 2;
+	kv_bytes = nb * sj_kv_block_bytes(&mi, BLOCK, SYSHAX_DT_F16);
 	ret = be_buf(&be, off_out + out_bytes, &io, "io");
 	if (!ret)
-		ret = be_buf(&be, layer * mi.n_layer, &k, "K cache");
+		ret = be_buf(&be, kv_bytes, &k, "K cache");
 	if (!ret)
-		ret = be_buf(&be, layer * mi.n_layer, &v, "V cache");
+		ret = be_buf(&be, kv_bytes, &v, "V cache");
 	for (unsigned int j = 0; !ret && j < nb; j++)
 		((int32_t *)((uint8_t *)io.addr + off_bt))[j] = (int32_t)j;
 	t0 = bench_now_ns();
@@ -143,7 +143,7 @@ static int ours(const struct pp_conf *c, const int32_t *ids, int32_t bos,
 			       .out = SYSHAX_STEP_OUT_LOGITS,
 			       .flags = SYSHAX_STEP_ALL_ROWS },
 			.tok = { &io, 0 }, .bt = { &io, off_bt },
-			.k = { &k, 0 }, .v = { &v, 0 }, .kv_bytes = k.size,
+			.k = { &k, 0 }, .v = { &v, 0 }, .kv_bytes = kv_bytes,
 			.out = { &io, off_out }, .out_bytes = out_bytes,
 		};
 		struct syshax_completion cpl;

@@ -51,6 +51,13 @@ int sj_model_load(struct syshax_job *job, const char *path,
 	return ret;
 }
 
+uint64_t sj_kv_block_bytes(const struct syshax_model_info *mi,
+			   uint32_t block_size, uint32_t kv_type)
+{
+	return (uint64_t)block_size * mi->n_head_kv * mi->head_dim *
+	       (kv_type == SYSHAX_DT_F32 ? 4 : 2) * mi->n_layer;
+}
+
 void sj_weights_free(struct syshax_job *job, uint64_t id)
 {
 	struct syshax_weights_free_params p = { .wset = id };

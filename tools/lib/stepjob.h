@@ -38,5 +38,9 @@ int sj_step(struct syshax_job *job, uint32_t op, uint64_t user_data,
 int sj_model_load(struct syshax_job *job, const char *path,
 		  const struct sj_ref *info);
 void sj_weights_free(struct syshax_job *job, uint64_t id);
+/* Bytes of one KV-cache block of block_size positions of mi's model, all
+ * its layers, K or V, in kv_type (SYSHAX_DT_F32, F16 or BF16). */
+uint64_t sj_kv_block_bytes(const struct syshax_model_info *mi,
+			   uint32_t block_size, uint32_t kv_type);
 
 #endif /* STEPJOB_H */

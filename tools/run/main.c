@@ -477,11 +477,10 @@ static void print_stats(const struct run *r, const struct run_result *res)
 	printf("steps: cpu %u, xpu %u (C=cpu X=xpu: %s)\n", res->steps_cpu,
 	       res->steps_xpu, res->sides);
 	if (r->xpu)
-		printf("xpu %s: ran %u steps on the K/V buffers syshaxd "
-		       "uses (ids %llu, %llu), nothing copied\n",
+		printf("xpu %s: ran %u steps on the KV buffer syshaxd "
+		       "uses (id %llu), nothing copied\n",
 		       xpu_kind(r->xpu), res->steps_xpu,
-		       (unsigned long long)r->k.id,
-		       (unsigned long long)r->v.id);
+		       (unsigned long long)r->kv.id);
 }
 
 /* A run: 0, or 1 when it failed (each step says why). With -p (t) the

@@ -36,7 +36,8 @@ struct run {
 	struct be_opts beo;
 	struct backend be;		/* sh, a private daemon, the paths */
 	struct syshax_model_info info;
-	struct syshax_buffer k, v, io;
+	struct syshax_buffer kv, io;	/* kv: K, then V at kv_bytes */
+	uint64_t kv_bytes;
 	uint32_t bps;			/* blocks per sequence (= max_blocks) */
 	uint32_t num_blocks;
 	uint64_t off_prompt, off_tok, off_pos, off_bt, off_out;

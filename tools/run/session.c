@@ -68,15 +68,9 @@ static int check_prompt(const struct run *r)
 	return 0;
 }
 
-static unsigned int kv_elem(uint32_t t)
-{
-	return t == SYSHAX_DT_F32 ? 4 : 2;
-}
-
 int run_load(struct run *r)
 {
 	const struct run_opts *o = r->o;
-	uint64_t layer;
 	int ret;
 
 	/* Every sequence holds its prompt and n tokens (the last one is
@@ -90,11 +84,11 @@ int run_load(struct run *r)
 		ret = check_prompt(r);
 	if (ret)
 		return ret;
-	layer = (uint64_t)r->num_blocks * o->block_size * r->info.n_head_kv *
-		r->info.head_dim * kv_elem(o->kv_type);
-	ret = be_buf(&r->be, layer * r->info.n_layer, &r->k, "K cache");
-	if (!ret)
-		ret = be_buf(&r->be, layer * r->info.n_layer, &r->v, "V cache");
+	/* K and V in one buffer, V after K, as syshax-serve's. */
+	r->kv_bytes = r->num_blocks * sj_kv_block_bytes(&r->info,
+							o->block_size,
+							o->kv_type);
+	ret = be_buf(&r->be, 2 * r->kv_bytes, &r->kv, "KV cache");
 	if (ret || (!o->standin && !o->worker))
 		return ret;
 	/* A worker imports the buffers into its own context: syshaxd's. */
@@ -146,7 +140,8 @@ static void step_of(const struct run *r, uint32_t n, struct sj_step *st)
 			.kv_type = r->o->kv_type,
 			.out = SYSHAX_STEP_OUT_TOPK, .topk = 1,
 		},
-		.k = { &r->k, 0 }, .v = { &r->v, 0 }, .kv_bytes = r->k.size,
+		.k = { &r->kv, 0 }, .v = { &r->kv, r->kv_bytes },
+		.kv_bytes = r->kv_bytes,
 		.out = { &r->io, r->off_out }, .out_bytes = (uint64_t)n * ROW,
 	};
 }
@@ -200,7 +195,7 @@ static int report(struct run *r, unsigned int ran)
  * the last one's ran. */
 static int prefill(struct run *r, int32_t *tokens, char *side)
 {
-	const struct syshax_buffer *bufs[] = { &r->io, &r->io, &r->k, &r->v,
+	const struct syshax_buffer *bufs[] = { &r->io, &r->io, &r->kv, &r->kv,
 					       &r->io };
 	const struct run_opts *o = r->o;
 	struct syshax_completion c;
@@ -237,8 +232,8 @@ static int decode_step(struct run *r, unsigned int s, int32_t *tokens,
 		       char *side)
 {
 	const struct run_opts *o = r->o;
-	const struct syshax_buffer *bufs[] = { &r->io, &r->io, &r->io, &r->k,
-					       &r->v, &r->io };
+	const struct syshax_buffer *bufs[] = { &r->io, &r->io, &r->io, &r->kv,
+					       &r->kv, &r->io };
 	int32_t *tok = io_s32(r, r->off_tok), *pos = io_s32(r, r->off_pos);
 	struct syshax_completion c;
 	struct syshax_job job;
@@ -316,10 +311,8 @@ void run_close(struct run *r)
 		xpu_close(r->xpu);
 	if (r->info.model)
 		be_model_free(&r->be, r->info.model);
-	if (r->k.addr)
-		syshax_buf_free(r->be.sh, &r->k);
-	if (r->v.addr)
-		syshax_buf_free(r->be.sh, &r->v);
+	if (r->kv.addr)
+		syshax_buf_free(r->be.sh, &r->kv);
 	if (r->io.addr)
 		syshax_buf_free(r->be.sh, &r->io);
 	be_close(&r->be);
