@@ -4,12 +4,12 @@
  * each GQA group size 1, 4, 8 (q_heads / kv_heads), head_dim 64 and 128,
  * and KV in f32, f16, bf16: a short job (2 kv heads, sequences of 17, 1,
  * 0 and 40 positions) and a long one (2 kv heads, 4500, 0 and 3
- * positions: the engine cuts the long context in chunks and merges
- * them). block_size 16, block tables
- * scrambled (a random permutation of the cache's blocks; every block,
- * used or not, holds random values; table entries past a sequence's
- * length hold garbage the engine must not read), q/out types rotating
- * over f32/f16/bf16, the default scale and a given one.
+ * positions: the engine cuts the long context in chunks and merges them).
+ * block_size 16, block tables scrambled (a random permutation of the
+ * cache's blocks; every block, used or not, holds random values; table
+ * entries past a sequence's length hold garbage the engine must not
+ * read), q/out types rotating over f32/f16/bf16, the default scale and a
+ * given one.
  *
  * Tolerance: per (sequence, head) output vector, ||out - ref|| / ||ref||
  * <= 1e-4 plus the output rounding; the f32 scores (head_dim <= 128 terms)

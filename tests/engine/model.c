@@ -593,9 +593,9 @@ static void t_models(void)
  * A DECODE at LONG_POS positions: past the size where the engine cuts
  * one sequence's attention into context chunks (merged after, heads
  * shared out over the threads), which run_model's short caches, cut by
- * kv heads, never reach. The
- * cache is filled with random K and V (wide, so that a few positions in
- * each chunk dominate the softmax) instead of a prefill of 20,000 tokens.
+ * kv heads, never reach. The cache is filled with random K and V (wide,
+ * so that a few positions in each chunk dominate the softmax) instead of
+ * a prefill of 20,000 tokens.
  */
 #define LONG_POS	20000
 #define LONG_BS		16

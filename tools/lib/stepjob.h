@@ -2,8 +2,9 @@
 /*
  * Building the whole-model jobs of uapi/syshax_ops.h (MODEL_LOAD,
  * WEIGHTS_FREE, PREFILL, DECODE) from where their arrays and caches lie in
- * syshax buffers: the refs' order, lengths and access in one place for
- * syshax-run, syshax-bench e2e and the llama.cpp comparison.
+ * syshax buffers: the refs' order, lengths and access, and the size of a
+ * cache block, in one place for syshax-run, syshax-serve, syshax-bench
+ * and the llama.cpp comparison.
  */
 #ifndef STEPJOB_H
 #define STEPJOB_H
