@@ -50,7 +50,6 @@ static struct syshax_buf *syshax_buf_new(u32 kind, u64 size)
 	buf->kind = kind;
 	buf->size = size;
 	buf->node = NUMA_NO_NODE;
-	buf->may_lock = -1;
 	buf->mm = current->mm;
 	mmgrab(buf->mm);
 	return buf;
@@ -67,8 +66,8 @@ static atomic_long_t *syshax_locked_vm(struct syshax_user *u)
 
 /*
  * Adds pages to the user's locked_vm unless that takes it above
- * RLIMIT_MEMLOCK for a caller without CAP_IPC_LOCK (asked once per buffer,
- * and only when over the limit), as io_uring's __io_account_mem does: a
+ * RLIMIT_MEMLOCK for a caller without CAP_IPC_LOCK (asked once, and only
+ * when over the limit), as io_uring's __io_account_mem does: a
  * cmpxchg loop, so a failed charge never shows to others of the user.
  */
 static int syshax_charge_locked(struct syshax_buf *buf, unsigned long pages)
@@ -76,14 +75,15 @@ static int syshax_charge_locked(struct syshax_buf *buf, unsigned long pages)
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	atomic_long_t *locked = syshax_locked_vm(buf->user);
 	long cur = atomic_long_read(locked), new;
+	int may_lock = -1;
 	bool over;
 
 	do {
 		new = cur + pages;
 		over = (unsigned long)new > limit;
-		if (over && buf->may_lock < 0)
-			buf->may_lock = capable(CAP_IPC_LOCK);
-		if (over && !buf->may_lock)
+		if (over && may_lock < 0)
+			may_lock = capable(CAP_IPC_LOCK);
+		if (over && !may_lock)
 			return -ENOMEM;
 	} while (!atomic_long_try_cmpxchg(locked, &cur, new));
 	return 0;

@@ -101,7 +101,6 @@ struct syshax_buf {
 	struct syshax_user *user;
 	struct mm_struct *mm;
 	unsigned long charged_pages;
-	int may_lock;			/* CAP_IPC_LOCK; -1: not asked yet */
 };
 
 /* buf.c */
