@@ -447,6 +447,13 @@ static void t_real_shapes(void)
 	CU_ASSERT_EQUAL(gm_preset("qwen3moe", "qwen3-30b-a3b", &hp), 0);
 	CU_ASSERT(hp.n_expert == 128 && hp.n_expert_used == 8 &&
 		  hp.n_vocab == 151936);
+	CU_ASSERT_EQUAL(hp.tied, 0);
+	CU_ASSERT_EQUAL(gm_preset("qwen2", "qwen2.5-0.5b", &hp), 0);
+	CU_ASSERT(hp.n_vocab == 151936 && hp.n_embd == 896 &&
+		  hp.n_head == 14 && hp.n_head_kv == 2 && hp.head_dim == 64 &&
+		  hp.n_ff == 4864 && hp.tied);
+	CU_ASSERT_EQUAL(gm_preset("llama", "llama3.2-1b", &hp), 0);
+	CU_ASSERT(hp.n_vocab == 128256 && hp.n_layer == 16 && hp.tied);
 	CU_ASSERT_STRING_EQUAL(gm_shape_arch("r1-qwen-32b"), "qwen2");
 	CU_ASSERT_STRING_EQUAL(gm_shape_arch("llama3-8b"), "llama");
 	CU_ASSERT_PTR_NULL(gm_shape_arch("7b"));
@@ -456,6 +463,11 @@ static void t_real_shapes(void)
 	o.preset = "qwen3-30b-a3b";
 	gb = (double)gm_size(&o) / 1e9;
 	CU_ASSERT(gb > 16.5 && gb < 18);
+	/* Tied, as Llama-3.2-1B's 0.77 GB Q4_0 file. */
+	o.arch = "llama";
+	o.preset = "llama3.2-1b";
+	gb = (double)gm_size(&o) / 1e9;
+	CU_ASSERT(gb > 0.65 && gb < 0.8);
 }
 
 static void expect_err(const struct gm_opts *o, const char *path, int want,

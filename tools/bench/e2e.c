@@ -500,12 +500,13 @@ static int model_file(const struct e2e_conf *c, struct e2e_model *m,
 }
 
 /* Bytes a decode step of one sequence reads: every weight but the
- * embedding table, of which it reads one row, and, in an MoE model, but
- * the experts its token is not routed to (n_expert - n_expert_used of
- * each layer's); and the f16 K and V of its context at the middle of the
- * timed steps. */
+ * embedding table, of which it reads one row (all of it where the output
+ * projection is tied to it), and, in an MoE model, but the experts its
+ * token is not routed to (n_expert - n_expert_used of each layer's); and
+ * the f16 K and V of its context at the middle of the timed steps. */
 static uint64_t step_bytes(const struct syshax_model_info *mi,
-			   const char *type, const struct e2e_conf *c)
+			   const char *type, int tied,
+			   const struct e2e_conf *c)
 {
 	enum shxk_type t = strcmp(type, "q8_0") ? SHXK_Q4_0 : SHXK_Q8_0;
 	uint64_t expert = 2ULL * mi->n_ff * shxk_row_size(t, mi->n_embd) +
@@ -514,7 +515,7 @@ static uint64_t step_bytes(const struct syshax_model_info *mi,
 		      (c->context + WARM_STEPS + c->steps / 2);
 
 	return kv + mi->weight_bytes -
-	       (uint64_t)mi->n_vocab * shxk_row_size(t, mi->n_embd) -
+	       (tied ? 0 : (uint64_t)mi->n_vocab * shxk_row_size(t, mi->n_embd)) -
 	       (uint64_t)mi->n_layer * (mi->n_expert - mi->n_expert_used) *
 	       expert;
 }
@@ -651,9 +652,13 @@ static int bench_model(const struct e2e_conf *c, int have_peer,
 		}
 	}
 	if (!ret) {
+		struct gm_hparams hp;
+
 		m->info = o.info;
 		m->weight_bytes = o.info.weight_bytes;
-		m->step_bytes = step_bytes(&o.info, m->type, c);
+		m->step_bytes = step_bytes(&o.info, m->type,
+					   !gm_preset(m->arch, m->preset, &hp) &&
+					   hp.tied, c);
 		ret = measure(c, &o, &p, have_peer, m);
 	}
 	peer_close(&p);
@@ -834,7 +839,8 @@ static void usage(FILE *f)
 "                 (default build/models)\n"
 "  --preset P,..  llama models tiny, 1b, 7b (default 1b,7b without --shape)\n"
 "  --shape S,...  real models' shapes and vocabularies: llama3-8b,\n"
-"                 qwen2.5-7b, r1-qwen-32b (qwen2), qwen3-30b-a3b (qwen3moe)\n"
+"                 llama3.2-1b, qwen2.5-7b, qwen2.5-0.5b, r1-qwen-32b\n"
+"                 (qwen2), qwen3-30b-a3b (qwen3moe)\n"
 "  --layers N     cut every model to N layers (default: --shape's %d,\n"
 "                 --preset's whole)\n"
 "  --type T,...   q4_0, q8_0 (default both)\n"

@@ -34,18 +34,19 @@ struct gm_shape {
 	unsigned int n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim;
 	unsigned int n_ff, n_expert, n_expert_used;
 	float rope_base;	/* llama's; the qwen archs use 1e6 */
+	int tied;		/* no output.weight, as the real model */
 };
 
 static const struct gm_shape g_dense[] = {
-	{ "tiny", 512, 128, 2, 4, 2, 32, 256, 0, 0, 10000 },
-	{ "1b", 32000, 2048, 16, 32, 8, 64, 8192, 0, 0, 500000 },
-	{ "7b", 32000, 4096, 32, 32, 32, 128, 11008, 0, 0, 10000 },
+	{ "tiny", 512, 128, 2, 4, 2, 32, 256, 0, 0, 10000, 0 },
+	{ "1b", 32000, 2048, 16, 32, 8, 64, 8192, 0, 0, 500000, 0 },
+	{ "7b", 32000, 4096, 32, 32, 32, 128, 11008, 0, 0, 10000, 0 },
 };
 
 static const struct gm_shape g_moe[] = {
-	{ "tiny", 512, 128, 2, 4, 2, 32, 64, 8, 2, 0 },
-	{ "1b", 32000, 2048, 16, 16, 4, 128, 768, 32, 4, 0 },
-	{ "7b", 32000, 2048, 24, 32, 4, 128, 768, 64, 8, 0 },
+	{ "tiny", 512, 128, 2, 4, 2, 32, 64, 8, 2, 0, 0 },
+	{ "1b", 32000, 2048, 16, 16, 4, 128, 768, 32, 4, 0, 0 },
+	{ "7b", 32000, 2048, 24, 32, 4, 128, 768, 64, 8, 0, 0 },
 };
 
 static const struct gm_arch {
@@ -69,13 +70,17 @@ static const struct {
 	struct gm_shape s;
 } g_real[] = {
 	{ "llama", { "llama3-8b", 128256, 4096, 32, 32, 8, 128, 14336, 0, 0,
-		     500000 } },
+		     500000, 0 } },
+	{ "llama", { "llama3.2-1b", 128256, 2048, 16, 32, 8, 64, 8192, 0, 0,
+		     500000, 1 } },
 	{ "qwen2", { "qwen2.5-7b", 152064, 3584, 28, 28, 4, 128, 18944, 0, 0,
-		     0 } },
+		     0, 0 } },
+	{ "qwen2", { "qwen2.5-0.5b", 151936, 896, 24, 14, 2, 64, 4864, 0, 0,
+		     0, 1 } },
 	{ "qwen2", { "r1-qwen-32b", 152064, 5120, 64, 40, 8, 128, 27648, 0, 0,
-		     0 } },
+		     0, 0 } },
 	{ "qwen3moe", { "qwen3-30b-a3b", 151936, 2048, 48, 32, 4, 128, 768,
-			128, 8, 0 } },
+			128, 8, 0, 0 } },
 };
 
 #define NR_SHAPES	(sizeof(g_dense) / sizeof(g_dense[0]))
@@ -131,6 +136,7 @@ int gm_preset(const char *arch, const char *preset, struct gm_hparams *hp)
 		.n_ctx_train = 4096,
 		.rope_base = a->flag == A_LLAMA ? s->rope_base : 1e6f,
 		.rms_eps = a->flag == A_LLAMA ? 1e-5f : 1e-6f,
+		.tied = s->tied,
 	};
 	return 0;
 }
@@ -442,7 +448,7 @@ static int model_init(struct gm_model *m, const struct gm_opts *o,
 			    (int)o->type);
 	if (o->n_layer)
 		m->hp.n_layer = o->n_layer;
-	m->hp.tied = o->tied;
+	m->hp.tied |= o->tied;
 	m->arch = a->flag;
 	snprintf(name, sizeof(name), "%s-%s", o->arch, o->preset);
 	gm_meta_hparams(&m->meta, &m->hp, name);

@@ -64,7 +64,8 @@ struct gm_opts {
 	/* Non-zero: overrides the preset's layer count (quick tests). */
 	unsigned int n_layer;
 	/* Non-zero: no output.weight, the logits use token_embd (scaled
-	 * for that); every preset has its own output.weight. */
+	 * for that); the presets have their own output.weight, and so do
+	 * the real shapes but the small ones, tied as the models are. */
 	int tied;
 };
 
@@ -75,12 +76,15 @@ struct gm_opts {
  *
  *	arch      preset        vocab  embd layer head kv hd  ff    experts
  *	llama     llama3-8b     128256 4096 32    32   8  128 14336 -
+ *	llama     llama3.2-1b   128256 2048 16    32   8  64  8192  - (tied)
  *	qwen2     qwen2.5-7b    152064 3584 28    28   4  128 18944 -
+ *	qwen2     qwen2.5-0.5b  151936 896  24    14   2  64  4864  - (tied)
  *	qwen2     r1-qwen-32b   152064 5120 64    40   8  128 27648 -
  *	qwen3moe  qwen3-30b-a3b 151936 2048 48    32   4  128 768   128 (8)
  *
- * (Meta-Llama-3-8B, Qwen2.5-7B, DeepSeek-R1-Distill-Qwen-32B,
- * Qwen3-30B-A3B; rope base 5e5 for Llama 3, 1e6 for the others.)
+ * (Meta-Llama-3-8B, Llama-3.2-1B, Qwen2.5-7B, Qwen2.5-0.5B,
+ * DeepSeek-R1-Distill-Qwen-32B, Qwen3-30B-A3B; rope base 5e5 for Llama
+ * 3, 1e6 for the others; tied: no output.weight, as those models.)
  */
 int gm_preset(const char *arch, const char *preset, struct gm_hparams *hp);
 
