@@ -509,13 +509,14 @@ static uint64_t step_bytes(const struct syshax_model_info *mi,
 			   const struct e2e_conf *c)
 {
 	enum shxk_type t = strcmp(type, "q8_0") ? SHXK_Q4_0 : SHXK_Q8_0;
+	uint64_t table = (uint64_t)mi->n_vocab * shxk_row_size(t, mi->n_embd);
 	uint64_t expert = 2ULL * mi->n_ff * shxk_row_size(t, mi->n_embd) +
 			  (uint64_t)mi->n_embd * shxk_row_size(t, mi->n_ff);
 	uint64_t kv = 2 * sj_kv_block_bytes(mi, 1, SYSHAX_DT_F16) *
 		      (c->context + WARM_STEPS + c->steps / 2);
 
 	return kv + mi->weight_bytes -
-	       (tied ? 0 : (uint64_t)mi->n_vocab * shxk_row_size(t, mi->n_embd)) -
+	       (tied ? 0 : table) -
 	       (uint64_t)mi->n_layer * (mi->n_expert - mi->n_expert_used) *
 	       expert;
 }
