@@ -34,9 +34,10 @@ void shxd_attn_merge(const struct shxd_attn *t, const struct shxd_worker *w)
 {
 	size_t i0, i1;
 
-	/* By head: a lone sequence's merge is not left to one thread. */
+	/* By head: a lone sequence's merge is not left to one thread. Only
+	 * for chunks > 1, which both callers check before their barrier. */
 	shxd_split(t->seqs * t->qh, 1, w->gtid, w->gnthr, &i0, &i1);
-	for (size_t i = i0; t->chunks > 1 && i < i1;) {
+	for (size_t i = i0; i < i1;) {
 		size_t s = i / t->qh, h = i % t->qh, o = s * t->chunks * t->qh;
 		size_t he = i1 - i < t->qh - h ? h + (i1 - i) : t->qh;
 
