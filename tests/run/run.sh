@@ -113,6 +113,21 @@ check "negative token" 2 "$run" -m "$model" -t -1
 check "-n 0" 2 "$run" -m "$model" -t 1 -n 0
 check "bad --kv-type" 2 "$run" -m "$model" -t 1 --kv-type q4_0
 check "bad --arch" 2 "$run" --gen-model "$dir/x.gguf" --arch gpt2
+check "unknown --preset" 2 "$run" --gen-model "$dir/x.gguf" --preset 3b
+check "a shape under another arch" 2 "$run" --gen-model "$dir/x.gguf" \
+	--preset qwen2.5-0.5b --arch llama
+grep -q "a qwen2 shape, not llama" "$dir/out" ||
+	fail "a shape under another arch: no message: $(cat "$dir/out")"
+# A real model's shape takes its own arch; cut to a layer, it decodes.
+check "--preset qwen2.5-0.5b" 0 "$run" --gen-model "$dir/shape.gguf" \
+	--preset qwen2.5-0.5b --layers 1 --type q8_0
+if srun -m "$dir/shape.gguf" -t 3,1,4 -n 2 --json >"$dir/s.json" 2>&1 &&
+   grep -q '"arch": "qwen2"' "$dir/s.json" &&
+   [ "$(json_num "$dir/s.json" n_vocab)" = 151936 ]; then
+	ok "the qwen2.5-0.5b shape: qwen2, vocabulary 151936, decodes"
+else
+	fail "the qwen2.5-0.5b shape: $(cat "$dir/s.json")"
+fi
 check "--type without --gen-model" 2 "$run" -m "$model" -t 1 --type f16
 check "token >= n_vocab" 1 srun -m "$model" -t 1,1000000
 grep -q "not below the model's n_vocab" "$dir/out" ||

@@ -83,8 +83,12 @@ static void usage(FILE *f)
 "      --json         one JSON object instead of lines\n"
 "      --quiet        only the tokens (with -p: the text)\n"
 "  --gen-model OUT    write a random-weight model and exit:\n"
-"      --arch A       llama, qwen2, qwen3 or qwen3moe (default llama)\n"
-"      --preset P     tiny, 1b or 7b (default tiny)\n"
+"      --arch A       llama, qwen2, qwen3 or qwen3moe (default llama, or\n"
+"                     the shape's own)\n"
+"      --preset P     tiny, 1b or 7b (default tiny), or a real model's\n"
+"                     shape: llama3-8b, llama3.2-1b (llama), qwen2.5-7b,\n"
+"                     qwen2.5-0.5b, r1-qwen-32b (qwen2), qwen3-30b-a3b\n"
+"                     (qwen3moe)\n"
 "      --type T       matrices: f32, f16, bf16, q8_0 or q4_0 (default q4_0)\n"
 "      --seed S       weights' seed (default 1)\n"
 "      --layers N     layers instead of the preset's\n"
@@ -169,6 +173,7 @@ struct gen_opts {
 	const char *out;
 	struct gm_opts gm;
 	bool given;		/* a generator option was given */
+	bool arch_given;	/* --arch: else a shape's own arch */
 };
 
 static int parse_gen(int c, const char *arg, struct gen_opts *g)
@@ -183,12 +188,14 @@ static int parse_gen(int c, const char *arg, struct gen_opts *g)
 		return 0;
 	case OPT_ARCH:
 		g->gm.arch = arg;
+		g->arch_given = true;
 		return gm_preset(arg, "tiny", &hp) ?
 		       bad("--arch", arg, "llama, qwen2, qwen3 or qwen3moe") : 0;
 	case OPT_PRESET:
 		g->gm.preset = arg;
-		return gm_preset("llama", arg, &hp) ?
-		       bad("--preset", arg, "tiny, 1b or 7b") : 0;
+		return gm_preset("llama", arg, &hp) && !gm_shape_arch(arg) ?
+		       bad("--preset", arg, "tiny, 1b, 7b or a shape "
+			   "(see --help)") : 0;
 	case OPT_TYPE:
 		return parse_type(arg, false, &g->gm.type) ?
 		       bad("--type", arg, "f32, f16, bf16, q8_0 or q4_0") : 0;
@@ -307,6 +314,18 @@ static int parse(int argc, char **argv, struct run_opts *o,
 		fprintf(stderr, PROG ": --arch, --preset, --type, --seed and "
 			"--layers go with --gen-model only\n");
 		return 2;
+	}
+	if (g->out) {
+		const char *own = gm_shape_arch(g->gm.preset);
+		struct gm_hparams hp;
+
+		if (own && !g->arch_given)
+			g->gm.arch = own;
+		if (gm_preset(g->gm.arch, g->gm.preset, &hp)) {
+			fprintf(stderr, PROG ": --preset %s is a %s shape, "
+				"not %s\n", g->gm.preset, own, g->gm.arch);
+			return 2;
+		}
 	}
 	if (o->standin && o->worker) {
 		fprintf(stderr, PROG ": --xpu-standin or --xpu-worker, not both\n");
