@@ -60,16 +60,28 @@
  */
 #define X8_STREAMS 3
 /*
+ * Up to X8_FEW_M rows (decode of a few sequences) go the same way, one
+ * tile of them a group: their reads bound them as they do batch 1. AMD
+ * EPYC Zen 5, 2 threads, 4096x14336 and 14336x4096 from memory, time a
+ * call with two streams in tiles of up to 6 rows (below) over this,
+ * medians of 40 pairs alternating in one process: Q8_0 M = 2 1.14 and
+ * 1.12, 3 1.12 and 1.15, 4 1.17 and 1.12; Q4_0 1.02 and 1.19, 1.17 and
+ * 1.17, 1.15 and 1.08. Tiles of 4 further on: 8 rows 1.00-1.08, 5 and 6
+ * (4 and a rest) 0.93-1.00.
+ */
+#define X8_FEW_M 4
+/*
  * More rows go as X8_STREAMS_M streams in tiles of up to X8_MT rows: two
  * groups share each activation broadcast, block scale and bias. AMD EPYC
- * Zen 5, 2 threads, the shapes above: at M = 2 and 4, % of the read
- * bandwidth, two runs, one stream 47-71 and 45-60, two 81-93 and 58-83,
- * four (whose 16 accumulators at M = 4 spill) 72-87 and 57-77; at M = 16
- * and 128, 4096x14336 and 14336x4096, GFLOPS, one group by 4 rows
- * 653-715 and 742-818 (Q4_0), 552-575 and 695-780 (Q8_0); by 6 rows
- * 706-768 and 761-911, 534-607 and 707-833; two groups by 4 rows 700-807
- * and 840-861, 624-697 and 811-828; two by 6 (adjacent groups or evenly
- * spaced: the same) 751-897 and 868-929, 651-767 and 814-904.
+ * Zen 5, 2 threads, the shapes above: at M = 2 and 4 (before X8_FEW_M),
+ * % of the read bandwidth, two runs, one stream 47-71 and 45-60, two
+ * 81-93 and 58-83, four (whose 16 accumulators at M = 4 spill) 72-87 and
+ * 57-77; at M = 16 and 128, 4096x14336 and 14336x4096, GFLOPS, one
+ * group by 4 rows 653-715 and 742-818 (Q4_0), 552-575 and 695-780
+ * (Q8_0); by 6 rows 706-768 and 761-911, 534-607 and 707-833; two groups
+ * by 4 rows 700-807 and 840-861, 624-697 and 811-828; two by 6 (adjacent
+ * groups or evenly spaced: the same) 751-897 and 868-929, 651-767 and
+ * 814-904.
  */
 #define X8_STREAMS_M 2
 #define X8_MT 6
@@ -942,16 +954,16 @@ INLINE void x8_tile(const struct shxk_gemm_args *a, int q4, size_t g,
 
 INLINE void gemm_x8(const struct shxk_gemm_args *a, int q4)
 {
-#define X8_STREAM1(g, gs, NG) x8_tile(a, q4, g, gs, NG, 0, 1)
 #define X8_ROWS(g, gs, NG, i, T) x8_tile(a, q4, g, gs, NG, i, T)
+#define X8_FEW(g, gs, NG) SHXK_M_WALK(a->m, X8_FEW_M, X8_ROWS, g, gs, NG)
 #define X8_STREAM(g, gs, NG) SHXK_M_WALK(a->m, X8_MT, X8_ROWS, g, gs, NG)
-	if (a->m == 1)
-		SHXK_X8_STREAMS_WALK(a, X8_STREAMS, X8_STREAM1);
+	if (a->m <= X8_FEW_M)
+		SHXK_X8_STREAMS_WALK(a, X8_STREAMS, X8_FEW);
 	else
 		SHXK_X8_STREAMS_WALK(a, X8_STREAMS_M, X8_STREAM);
 #undef X8_STREAM
+#undef X8_FEW
 #undef X8_ROWS
-#undef X8_STREAM1
 }
 
 static void gemm_x8_q8_0(const struct shxk_gemm_args *a)
