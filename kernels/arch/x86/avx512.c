@@ -66,8 +66,8 @@
  * call with two streams in tiles of up to 6 rows (below) over this,
  * medians of 40 pairs alternating in one process: Q8_0 M = 2 1.14 and
  * 1.12, 3 1.12 and 1.15, 4 1.17 and 1.12; Q4_0 1.02 and 1.19, 1.17 and
- * 1.17, 1.15 and 1.08. Tiles of 4 further on: 8 rows 1.00-1.08, 5 and 6
- * (4 and a rest) 0.93-1.00.
+ * 1.17, 1.15 and 1.08. Tiles of 4 further on: 8 rows 1.06-1.08, but 5
+ * and 6 (4 and a rest) 0.93-1.00.
  */
 #define X8_FEW_M 4
 /*
