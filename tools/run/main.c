@@ -321,6 +321,8 @@ static int parse(int argc, char **argv, struct run_opts *o,
 
 		if (own && !g->arch_given)
 			g->gm.arch = own;
+		/* tiny, 1b and 7b exist in every arch: only a real model's
+		 * shape under another arch gets here. */
 		if (gm_preset(g->gm.arch, g->gm.preset, &hp)) {
 			fprintf(stderr, PROG ": --preset %s is a %s shape, "
 				"not %s\n", g->gm.preset, own, g->gm.arch);
